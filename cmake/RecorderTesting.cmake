@@ -1,0 +1,144 @@
+# Helpers for recorder's own tests, examples and benchmarks.
+#
+#   recorder_strict_warnings(<target>)
+#   recorder_sanitize(<target>)
+#   recorder_add_test(<name> SOURCES <file>... [TORCH] [LABELS <label>...] [WILL_FAIL])
+#   recorder_add_compile_fail_test(<name> SOURCE <file> EXPECT <regex> [TORCH] [LABELS <label>...])
+#
+# Tests use Boost.Test, dynamically linked (BOOST_TEST_DYN_LINK is defined for you: do not
+# define it again). Exactly one source of each test executable defines BOOST_TEST_MODULE
+# before including <boost/test/unit_test.hpp>.
+#
+# TORCH links recorder::recorder instead of recorder::core and labels the test `torch`
+# (else `fast`). With RECORDER_WITH_TORCH=OFF, TORCH tests are skipped.
+include_guard(GLOBAL)
+
+find_package(Boost 1.74 REQUIRED COMPONENTS unit_test_framework)
+
+set(RECORDER_TESTING_DIR "${CMAKE_CURRENT_LIST_DIR}")
+
+# The project's own code (tests, examples, benchmarks) builds warning-free.
+function(recorder_strict_warnings target)
+  target_compile_options(${target} PRIVATE
+    "$<$<CXX_COMPILER_ID:GNU,Clang,AppleClang>:-Wall;-Wextra;-Wpedantic;-Werror>"
+    "$<$<CXX_COMPILER_ID:MSVC>:/W4;/WX>")
+endfunction()
+
+# ASan + UBSan; every UB report is fatal.
+function(recorder_sanitize target)
+  set(flags -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
+  target_compile_options(${target} PRIVATE ${flags})
+  target_link_options(${target} PRIVATE ${flags})
+endfunction()
+
+# Picks recorder::core or recorder::recorder; sets <out> to "" when the TORCH target is absent.
+function(_recorder_test_library out torch)
+  if(torch)
+    if(TARGET recorder::recorder)
+      set(${out} recorder::recorder PARENT_SCOPE)
+    else()
+      set(${out} "" PARENT_SCOPE)
+    endif()
+  else()
+    set(${out} recorder::core PARENT_SCOPE)
+  endif()
+endfunction()
+
+function(recorder_add_test name)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "TORCH;WILL_FAIL" "" "SOURCES;LABELS")
+  if(arg_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "recorder_add_test(${name}): unexpected arguments: ${arg_UNPARSED_ARGUMENTS}")
+  endif()
+  if(NOT arg_SOURCES)
+    message(FATAL_ERROR "recorder_add_test(${name}): SOURCES is required")
+  endif()
+  _recorder_test_library(lib "${arg_TORCH}")
+  if(NOT lib)
+    message(STATUS "recorder: skipping torch test ${name} (RECORDER_WITH_TORCH is OFF)")
+    return()
+  endif()
+
+  add_executable(${name} ${arg_SOURCES})
+  target_link_libraries(${name} PRIVATE ${lib} Boost::unit_test_framework)
+  target_compile_definitions(${name} PRIVATE BOOST_TEST_DYN_LINK)
+  recorder_strict_warnings(${name})
+
+  if(arg_TORCH)
+    set(kind torch)
+  else()
+    set(kind fast)
+    if(RECORDER_SANITIZE)
+      recorder_sanitize(${name})
+    endif()
+  endif()
+
+  add_test(NAME ${name} COMMAND ${name} WORKING_DIRECTORY "${CMAKE_BINARY_DIR}")
+  set_tests_properties(${name} PROPERTIES LABELS "${kind};${arg_LABELS}")
+  if(arg_WILL_FAIL)
+    set_tests_properties(${name} PROPERTIES WILL_FAIL TRUE)
+  endif()
+  if(RECORDER_SANITIZE AND NOT arg_TORCH)
+    set_tests_properties(${name} PROPERTIES ENVIRONMENT
+      "UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1;ASAN_OPTIONS=detect_stack_use_after_return=1")
+  endif()
+endfunction()
+
+# A source that must NOT compile, with a compiling twin.
+#
+# The test builds target <name> (an object library outside ALL) and passes iff the build fails
+# and its output matches EXPECT (a CMake regex, matched against the compiler's output in the C
+# locale). The twin <name>_twin is the same source compiled with RECORDER_COMPILE_FAIL_TWIN
+# defined; it is part of ALL, so it must compile (without warnings).
+#
+#   recorder_add_compile_fail_test(tensor_inherits_no_relu
+#     SOURCE tensor_inherits_no_relu.cpp EXPECT "no matching function for call to .*relu" TORCH)
+#
+# with, in the source:
+#   #ifdef RECORDER_COMPILE_FAIL_TWIN
+#     auto y = relu(x.tensor());   // the right way: compiles
+#   #else
+#     auto y = torch::relu(x);     // the misuse: must not compile
+#   #endif
+function(recorder_add_compile_fail_test name)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "TORCH" "SOURCE;EXPECT" "LABELS")
+  if(arg_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "recorder_add_compile_fail_test(${name}): unexpected arguments: ${arg_UNPARSED_ARGUMENTS}")
+  endif()
+  if(NOT arg_SOURCE OR arg_EXPECT STREQUAL "")
+    message(FATAL_ERROR "recorder_add_compile_fail_test(${name}): SOURCE and EXPECT are required")
+  endif()
+  _recorder_test_library(lib "${arg_TORCH}")
+  if(NOT lib)
+    message(STATUS "recorder: skipping torch compile-fail test ${name} (RECORDER_WITH_TORCH is OFF)")
+    return()
+  endif()
+
+  foreach(tgt IN ITEMS ${name} ${name}_twin)
+    if(tgt STREQUAL name)
+      add_library(${tgt} OBJECT EXCLUDE_FROM_ALL ${arg_SOURCE})
+    else()
+      add_library(${tgt} OBJECT ${arg_SOURCE})
+      target_compile_definitions(${tgt} PRIVATE RECORDER_COMPILE_FAIL_TWIN)
+    endif()
+    target_link_libraries(${tgt} PRIVATE ${lib})
+    recorder_strict_warnings(${tgt})
+  endforeach()
+
+  # The regex goes through a file, so no character of it needs escaping on a command line.
+  set(expect_file "${CMAKE_CURRENT_BINARY_DIR}/${name}.expect")
+  file(WRITE "${expect_file}" "${arg_EXPECT}")
+  add_test(NAME ${name}
+    COMMAND "${CMAKE_COMMAND}"
+      "-DBUILD_DIR=${CMAKE_BINARY_DIR}" "-DTARGET=${name}" "-DCONFIG=$<CONFIG>"
+      "-DEXPECT_FILE=${expect_file}"
+      -P "${RECORDER_TESTING_DIR}/RecorderCompileFail.cmake")
+  if(arg_TORCH)
+    set(kind torch)
+  else()
+    set(kind fast)
+  endif()
+  # Builds in one tree must not run concurrently (the generator's logs and dep files).
+  set_tests_properties(${name} PROPERTIES
+    LABELS "${kind};compile_fail;${arg_LABELS}"
+    RESOURCE_LOCK recorder_build_tree)
+endfunction()
