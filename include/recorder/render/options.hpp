@@ -1,0 +1,41 @@
+#pragma once
+/// Display options shared by every render backend (torchview's names and defaults).
+
+#include <optional>
+#include <string>
+
+namespace recorder {
+
+/// Which way the graph flows, as Graphviz's `rankdir` (torchview's `graph_dir`).
+enum class Direction { TB, LR, BT, RL };
+
+/// How a trace is shown. A plain aggregate: `render<backend::Dot>(trace, {.depth = 2})`.
+///
+/// Recording is done once; these options only change the picture. Backends that dump the whole
+/// recorded graph (JSON) ignore them.
+struct RenderOptions {
+  /// Module calls deeper than this are folded into their ancestor at this depth; the root call
+  /// is depth 0, its direct children depth 1. `std::nullopt` expands everything.
+  std::optional<int> depth = 3;
+  /// Contract intermediate tensors (and hide constants and parameters): edges run op to op.
+  bool hide_inner_tensors = true;
+  /// Print input and output shapes in node labels.
+  bool show_shapes = true;
+  /// Layout direction (torchview's `graph_dir`).
+  Direction direction = Direction::TB;
+  /// The graph's name; empty means the trace's `model_name`.
+  std::string graph_name;
+};
+
+/// Graphviz's spelling of a direction: "TB", "LR", "BT" or "RL".
+constexpr const char* to_string(Direction d) noexcept {
+  switch (d) {
+    case Direction::TB: return "TB";
+    case Direction::LR: return "LR";
+    case Direction::BT: return "BT";
+    case Direction::RL: return "RL";
+  }
+  return "TB";
+}
+
+}  // namespace recorder

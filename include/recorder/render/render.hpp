@@ -1,0 +1,72 @@
+#pragma once
+/// Entry points of the render layer: `render`, `render_to_string`, `render_to_file`.
+
+#include <recorder/detail/atomic_file.hpp>
+#include <recorder/graph/trace.hpp>
+#include <recorder/render/concepts.hpp>
+#include <recorder/render/options.hpp>
+
+#include <filesystem>
+#include <iostream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace recorder {
+
+namespace detail {
+
+/// Throws when `os` is in a failed state after a backend wrote to it.
+inline void check_stream(const std::ostream& os) {
+  if (!os) throw std::runtime_error("recorder: writing the rendered graph to the stream failed");
+}
+
+/// `path`, with `extension` appended when it has none.
+inline std::filesystem::path with_extension(const std::filesystem::path& path,
+                                            std::string_view extension) {
+  if (path.has_extension() || path.filename().empty()) return path;
+  std::filesystem::path out = path;
+  out += std::string(extension);
+  return out;
+}
+
+}  // namespace detail
+
+/// Writes the picture of `trace` made by backend `B` to `os` (standard output by default).
+///
+/// Example: `recorder::render<recorder::backend::Dot>(trace, {.depth = 2});`
+template <render_backend B>
+void render(const Trace& trace, const RenderOptions& options = {}, std::ostream& os = std::cout) {
+  B::render(trace, options, os);
+  detail::check_stream(os);
+}
+
+/// The picture of `trace` made by backend `B`, as a string.
+///
+/// Example: `std::string json = recorder::render_to_string<recorder::backend::Json>(trace);`
+template <render_backend B>
+std::string render_to_string(const Trace& trace, const RenderOptions& options = {}) {
+  std::ostringstream os;
+  B::render(trace, options, os);
+  return std::move(os).str();
+}
+
+/// Writes the picture of `trace` made by backend `B` to `path` and returns the path written.
+///
+/// A path without extension gets `B::extension` (`"resnet"` becomes `"resnet.dot"`). The whole
+/// picture is made first and then written atomically (temporary file and rename): when the
+/// backend or the write fails, a `std::runtime_error` naming the path and the reason is thrown,
+/// an existing file stays untouched and no temporary file is left behind.
+///
+/// Example: `recorder::render_to_file<recorder::backend::Svg>(trace, {.depth = 1}, "out/net");`
+template <render_backend B>
+std::filesystem::path render_to_file(const Trace& trace, const RenderOptions& options,
+                                     const std::filesystem::path& path) {
+  const std::filesystem::path target = detail::with_extension(path, B::extension);
+  const std::string content = render_to_string<B>(trace, options);
+  detail::write_file_atomically(target, content);
+  return target;
+}
+
+}  // namespace recorder
