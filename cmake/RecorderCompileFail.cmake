@@ -21,12 +21,11 @@ execute_process(
   ERROR_VARIABLE out)
 
 if(rc EQUAL 0)
-  message(FATAL_ERROR "${TARGET}: compiled, but it must not.\n${out}")
+  message("${out}")
+  message(FATAL_ERROR "${TARGET}: compiled, but it must not.")
 endif()
 if(NOT out MATCHES "${expect}")
-  message(FATAL_ERROR
-    "${TARGET}: failed to compile as expected, but the output does not match\n"
-    "  ${expect}\n"
-    "Output:\n${out}")
+  message("${out}")
+  message(FATAL_ERROR "${TARGET}: failed to compile, but the output above does not match\n  ${expect}")
 endif()
 message(STATUS "${TARGET}: fails to compile, as expected (matched \"${expect}\")")

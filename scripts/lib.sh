@@ -1,0 +1,90 @@
+# Shared by setup.sh, demo.sh and test.sh; sourced, not run.
+#
+# Environment (all optional):
+#   RECORDER_BUILD_DIR    build tree (default: <repo>/build)
+#   RECORDER_BUILD_TYPE   CMAKE_BUILD_TYPE (default: Release)
+#   RECORDER_JOBS         parallel jobs (default: the cores, capped at one per 1.5 GB of free memory,
+#                         since a libtorch translation unit takes ~1.2 GB)
+#   RECORDER_SKIP_DEPS=1  do not check or install the Debian packages
+
+RECORDER_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+RECORDER_BUILD_DIR="${RECORDER_BUILD_DIR:-$RECORDER_ROOT/build}"
+RECORDER_BUILD_TYPE="${RECORDER_BUILD_TYPE:-Release}"
+
+RECORDER_PACKAGES=(cmake g++ libtorch-dev librange-v3-dev libboost-dev libboost-test-dev
+                   graphviz libgraphviz-dev libbenchmark-dev python3-torch)
+
+recorder_log() { printf '\033[1m[recorder]\033[0m %s\n' "$*" >&2; }
+recorder_die() { printf '[recorder] error: %s\n' "$*" >&2; exit 1; }
+
+# Default job count: the cores, but no more than one job per 1.5 GB of available memory.
+recorder_jobs() {
+  if [[ -n "${RECORDER_JOBS:-}" ]]; then echo "$RECORDER_JOBS"; return; fi
+  local cores mem_kb jobs
+  cores="$(nproc 2>/dev/null || echo 2)"
+  mem_kb="$(awk '/^MemAvailable:/ {print $2}' /proc/meminfo 2>/dev/null || true)"
+  jobs="$cores"
+  if [[ -n "$mem_kb" ]]; then
+    local by_mem=$(( mem_kb / 1500000 ))
+    (( by_mem < 1 )) && by_mem=1
+    (( by_mem < jobs )) && jobs="$by_mem"
+  fi
+  echo "$jobs"
+}
+
+# Installs the missing packages (only those), with apt-get, without prompts.
+recorder_install_deps() {
+  [[ "${RECORDER_SKIP_DEPS:-0}" == 1 ]] && return 0
+  if ! command -v dpkg-query >/dev/null 2>&1; then
+    recorder_log "not a Debian-like system: make sure these are installed: ${RECORDER_PACKAGES[*]}"
+    return 0
+  fi
+  local missing=() p
+  for p in "${RECORDER_PACKAGES[@]}"; do
+    [[ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)" == "install ok installed" ]] \
+      || missing+=("$p")
+  done
+  if (( ${#missing[@]} == 0 )); then
+    recorder_log "all packages present"
+    return 0
+  fi
+  local sudo=()
+  if (( EUID != 0 )); then
+    command -v sudo >/dev/null 2>&1 \
+      || recorder_die "missing packages: ${missing[*]}. Run as root (or install sudo), e.g.: sudo $0"
+    sudo=(sudo)
+  fi
+  recorder_log "installing: ${missing[*]}"
+  "${sudo[@]}" apt-get update
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive \
+    apt-get install -y --no-install-recommends "${missing[@]}"
+}
+
+# Run through sudo by a user? After the packages are in, re-run the script as that user, so
+# the build tree and outputs in the checkout belong to them and not to root.
+recorder_drop_root() {
+  if (( EUID == 0 )) && [[ -n "${SUDO_USER:-}" && "$SUDO_USER" != root ]]; then
+    recorder_log "packages done; building as $SUDO_USER"
+    exec sudo -u "$SUDO_USER" -- env RECORDER_SKIP_DEPS=1 \
+      RECORDER_BUILD_DIR="$RECORDER_BUILD_DIR" RECORDER_BUILD_TYPE="$RECORDER_BUILD_TYPE" \
+      ${RECORDER_JOBS:+RECORDER_JOBS="$RECORDER_JOBS"} \
+      ${RECORDER_SANITIZE_STAGE:+RECORDER_SANITIZE_STAGE="$RECORDER_SANITIZE_STAGE"} \
+      "$@"
+  fi
+}
+
+# recorder_configure <extra cmake args...>
+recorder_configure() {
+  recorder_log "configuring $RECORDER_BUILD_DIR ($RECORDER_BUILD_TYPE)"
+  cmake -S "$RECORDER_ROOT" -B "$RECORDER_BUILD_DIR" -DCMAKE_BUILD_TYPE="$RECORDER_BUILD_TYPE" "$@"
+}
+
+# recorder_build [target...]
+recorder_build() {
+  local jobs args=()
+  jobs="$(recorder_jobs)"
+  local t
+  for t in "$@"; do args+=(--target "$t"); done
+  recorder_log "building ${*:-everything} with $jobs jobs"
+  cmake --build "$RECORDER_BUILD_DIR" -j "$jobs" "${args[@]}"
+}

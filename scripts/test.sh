@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Sets up recorder, builds everything (tests, examples, benchmarks, the header self-containment
+# checks) and runs the tests with CTest. Then, unless RECORDER_SANITIZE_STAGE=0, builds the
+# torch-free tests with ASan+UBSan (Debug, no libtorch) into build-sanitize/ and runs them.
+#
+#   ./scripts/test.sh [cmake configure args...]
+#
+# Environment: see scripts/lib.sh; RECORDER_SANITIZE_STAGE=0 skips the sanitizer stage.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+recorder_install_deps
+recorder_drop_root "$0" "$@"
+
+start=$SECONDS
+recorder_configure -DRECORDER_BUILD_TESTS=ON -DRECORDER_BUILD_EXAMPLES=ON \
+  -DRECORDER_BUILD_BENCHMARKS=ON -DRECORDER_VERIFY_HEADERS=ON -DRECORDER_SANITIZE=OFF "$@"
+recorder_build
+recorder_log "running the tests"
+ctest --test-dir "$RECORDER_BUILD_DIR" --output-on-failure -j "$(recorder_jobs)"
+
+if [[ "${RECORDER_SANITIZE_STAGE:-1}" != 0 ]]; then
+  recorder_log "sanitizer stage: torch-free tests with ASan+UBSan"
+  RECORDER_BUILD_DIR="${RECORDER_BUILD_DIR}-sanitize" RECORDER_BUILD_TYPE=Debug recorder_configure \
+    -DRECORDER_WITH_TORCH=OFF -DRECORDER_SANITIZE=ON -DRECORDER_BUILD_TESTS=ON \
+    -DRECORDER_BUILD_EXAMPLES=OFF -DRECORDER_BUILD_BENCHMARKS=OFF -DRECORDER_VERIFY_HEADERS=OFF
+  RECORDER_BUILD_DIR="${RECORDER_BUILD_DIR}-sanitize" recorder_build
+  ctest --test-dir "${RECORDER_BUILD_DIR}-sanitize" --output-on-failure -j "$(recorder_jobs)" -L fast
+fi
+recorder_log "all tests passed in $(( SECONDS - start )) s"
