@@ -1,0 +1,277 @@
+#pragma once
+/// `recorder::Module<H>`: holds a libtorch module; called with RecorderTensors it records the call.
+
+#include <recorder/adapters/module_core.hpp>
+#include <recorder/tensor/nested.hpp>
+#include <recorder/tensor/recorder_tensor.hpp>
+
+#include <torch/nn/module.h>
+#include <torch/nn/modules/container/sequential.h>
+#include <torch/nn/pimpl.h>
+
+#include <concepts>
+#include <cstddef>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace recorder {
+
+namespace detail {
+
+template <class T>
+struct policy_of_arg {
+  using type = void;
+};
+template <class P>
+struct policy_of_arg<RecorderTensor<P>> {
+  using type = P;
+};
+template <class P, class Alloc>
+struct policy_of_arg<std::vector<RecorderTensor<P>, Alloc>> {
+  using type = P;
+};
+
+/// The recording policy of the first traced argument, or `void` when all are plain.
+template <class... A>
+struct first_policy {
+  using type = void;
+};
+template <class A, class... Rest>
+struct first_policy<A, Rest...> {
+  using here = typename policy_of_arg<std::remove_cvref_t<A>>::type;
+  using type = std::conditional_t<std::is_void_v<here>, typename first_policy<Rest...>::type, here>;
+};
+template <class... A>
+using first_policy_t = typename first_policy<A...>::type;
+
+/// An argument as libtorch sees it: `RecorderTensor` -> `const at::Tensor&`, vectors of them
+/// -> `std::vector<at::Tensor>`, anything else unchanged.
+template <class A>
+decltype(auto) to_plain(A&& a) {
+  using D = std::remove_cvref_t<A>;
+  if constexpr (is_recorder_tensor_v<D>) {
+    return (a.tensor());
+  } else if constexpr (is_std_vector<D>::value) {
+    if constexpr (is_recorder_tensor_v<typename D::value_type>) {
+      std::vector<at::Tensor> out;
+      out.reserve(a.size());
+      for (const auto& r : a) out.push_back(r.tensor());
+      return out;
+    } else {
+      return std::forward<A>(a);
+    }
+  } else {
+    return std::forward<A>(a);
+  }
+}
+
+}  // namespace detail
+
+/// Part of `traceable_module`: `h->forward(args...)` accepts RecorderTensors as they are — a
+/// composite module whose forward is templated on its tensor type; its ops are traced inside.
+template <class H, class... A>
+concept composite_module = requires(H& h, A&&... a) { h->forward(std::forward<A>(a)...); };
+
+/// Part of `traceable_module`: `h->forward(args...)` accepts the arguments as `torch::Tensor` —
+/// a leaf module (`Linear`, `Conv2d`, `LSTM`, ...) recorded as one node.
+template <class H, class... A>
+concept leaf_module =
+    requires(H& h, A&&... a) { h->forward(detail::to_plain(std::forward<A>(a))...); };
+
+/// Part of `traceable_module`: a `torch::nn::Sequential`, walked child by child.
+template <class H>
+concept sequential_module = std::same_as<std::remove_cvref_t<H>, torch::nn::Sequential>;
+
+/// A module holder `recorder::Module<H>` can trace when called with `A...`.
+template <class H, class... A>
+concept traceable_module =
+    sequential_module<H> || composite_module<H, A...> || leaf_module<H, A...>;
+
+namespace detail {
+
+template <class P>
+void collect_tree(Session& s, const auto& arg, std::vector<NodeId>& out) {
+  auto visit = [&](const auto& leaf) {
+    using L = std::remove_cvref_t<decltype(leaf)>;
+    if constexpr (std::is_same_v<L, RecorderTensor<P>>)
+      out.push_back(operand_node(s, leaf.tensor(), Access::ref(leaf)));
+    else if constexpr (std::is_same_v<L, at::Tensor>)
+      out.push_back(operand_node(s, leaf, NodeRef{}));
+  };
+  for_each_leaf(arg, visit);
+}
+
+template <class P>
+std::vector<NodeId> output_nodes(const Session& s, const auto& out) {
+  std::vector<NodeId> nodes;
+  auto visit = [&](const auto& leaf) {
+    using L = std::remove_cvref_t<decltype(leaf)>;
+    if constexpr (std::is_same_v<L, RecorderTensor<P>>)
+      if (s.owns(Access::ref(leaf))) nodes.push_back(leaf.node());
+  };
+  for_each_leaf(out, visit);
+  return nodes;
+}
+
+/// Wraps every tensor of a plain result as an unrecorded `RecorderTensor<P>`.
+template <class P, class Out>
+auto wrap_unrecorded(Out&& out) {
+  auto one = [](auto&& leaf) {
+    using L = std::remove_cvref_t<decltype(leaf)>;
+    if constexpr (std::is_same_v<L, at::Tensor>)
+      return RecorderTensor<P>(adopt, std::forward<decltype(leaf)>(leaf), ref_t<P>{});
+    else
+      return std::forward<decltype(leaf)>(leaf);
+  };
+  return map_leaves(std::forward<Out>(out), one);
+}
+
+/// Records one call of leaf module `m`: `run()` does the libtorch forward on plain tensors.
+template <class P, class Run, class... A>
+auto call_leaf(Session& s, const torch::nn::Module& m, Run run, const A&... args) {
+  std::vector<NodeId> ins;
+  (collect_tree<P>(s, args, ins), ...);
+  const NodeId call = enter_call(s, module_id(s, m, /*leaf=*/true), ins, /*leaf=*/true);
+  auto out = [&] {
+    try {
+      return run();
+    } catch (...) {
+      fail_call(s, call);
+    }
+  }();
+  leave_call(s, call);
+  std::vector<NodeId> outs;
+  auto one = [&](auto&& leaf) {
+    using L = std::remove_cvref_t<decltype(leaf)>;
+    if constexpr (std::is_same_v<L, at::Tensor>) {
+      const NodeId n = record_output(s, call, leaf);
+      outs.push_back(n);
+      return RecorderTensor<P>(adopt, std::forward<decltype(leaf)>(leaf), s.ref(n));
+    } else {
+      return std::forward<decltype(leaf)>(leaf);
+    }
+  };
+  auto wrapped = map_leaves(std::move(out), one);
+  s.graph.set_call_outputs(call, std::move(outs));
+  return wrapped;
+}
+
+/// Records a `torch::nn::Sequential` as a composite call whose children are leaf calls
+/// (nested Sequentials are walked too).
+template <class P>
+RecorderTensor<P> walk_sequential(Session& s, torch::nn::SequentialImpl& seq, RecorderTensor<P> x) {
+  std::vector<NodeId> ins;
+  collect_tree<P>(s, x, ins);
+  const NodeId call = enter_call(s, module_id(s, seq, /*leaf=*/false), ins, /*leaf=*/false);
+  try {
+    for (auto& any : seq) {
+      torch::nn::Module& child = *any.ptr();
+      if (auto* nested = dynamic_cast<torch::nn::SequentialImpl*>(&child))
+        x = walk_sequential<P>(s, *nested, std::move(x));
+      else
+        x = call_leaf<P>(s, child, [&] { return any.forward(x.tensor()); }, x);
+    }
+  } catch (...) {
+    fail_call(s, call);
+  }
+  leave_call(s, call);
+  s.graph.set_call_outputs(call, output_nodes<P>(s, x));
+  return x;
+}
+
+/// Calls holder `h` with traced arguments, recording a module call when a session is active.
+template <class P, class H, class... A>
+auto call_module(H& h, A&&... a) {
+  if constexpr (sequential_module<H>) {
+    static_assert(sizeof...(A) == 1, "recorder: a torch::nn::Sequential takes one tensor");
+    if constexpr (P::records_graph) {
+      if (Session* s = current_session())
+        return walk_sequential<P>(*s, *h, RecorderTensor<P>(std::forward<A>(a)...));
+    }
+    return wrap_unrecorded<P>(h->forward(to_plain(std::forward<A>(a))...));
+  } else if constexpr (composite_module<H, A...>) {
+    using Out = decltype(h->forward(std::forward<A>(a)...));
+    if constexpr (P::records_graph) {
+      if (Session* s = current_session()) {
+        std::vector<NodeId> ins;
+        (collect_tree<P>(*s, a, ins), ...);
+        const NodeId call = enter_call(*s, module_id(*s, *h, /*leaf=*/false), ins, /*leaf=*/false);
+        Out out = [&]() -> Out {
+          try {
+            return h->forward(std::forward<A>(a)...);
+          } catch (...) {
+            fail_call(*s, call);
+          }
+        }();
+        leave_call(*s, call);
+        s->graph.set_call_outputs(call, output_nodes<P>(*s, out));
+        return out;
+      }
+    }
+    return Out(h->forward(std::forward<A>(a)...));
+  } else {
+    if constexpr (P::records_graph) {
+      if (Session* s = current_session())
+        return call_leaf<P>(*s, *h, [&] { return h->forward(to_plain(a)...); }, a...);
+    }
+    return wrap_unrecorded<P>(h->forward(to_plain(std::forward<A>(a))...));
+  }
+}
+
+}  // namespace detail
+
+/// Holds a libtorch module holder (`torch::nn::Linear`, a `TORCH_MODULE` of your own, ...).
+///
+/// Called with `torch::Tensor`s it is the module: `h->forward(args...)`, nothing else.
+/// Called with `RecorderTensor`s it records one module call under the current one, named as
+/// the parent registered it, and then either
+/// - runs a *composite* forward (templated on its tensor type) on the RecorderTensors, so its
+///   inner ops are recorded inside the call, or
+/// - runs a *leaf* forward (`Linear`, `Conv2d`, `LSTM`, `MultiheadAttention`, ...) on the plain
+///   tensors and wraps its outputs, nested tuples included, or
+/// - walks a `torch::nn::Sequential` child by child.
+///
+/// ```
+/// struct NetImpl : torch::nn::Module {
+///   recorder::Module<torch::nn::Linear> fc{register_module("fc", torch::nn::Linear(4, 2))};
+///   template <recorder::tensor_like T> T forward(T x) { return relu(fc(x)); }
+/// };
+/// ```
+template <class H>
+class Module {
+ public:
+  using holder_type = H;
+
+  Module(std::nullptr_t) : holder_(nullptr) {}       // NOLINT: an empty optional submodule
+  Module(H holder) : holder_(std::move(holder)) {}   // NOLINT: from register_module(...)
+
+  H& holder() noexcept { return holder_; }
+  const H& holder() const noexcept { return holder_; }
+  auto* operator->() const { return holder_.get(); }
+  auto& operator*() const { return *holder_; }
+  /// False for an empty holder (`Module<torch::nn::Sequential> downsample{nullptr}`).
+  explicit operator bool() const noexcept { return !holder_.is_empty(); }
+
+  template <class... A>
+  decltype(auto) operator()(A&&... a) {
+    using P = detail::first_policy_t<A...>;
+    if constexpr (std::is_void_v<P>) {
+      return holder_->forward(std::forward<A>(a)...);
+    } else if constexpr (!traceable_module<H, A...>) {
+      static_assert(traceable_module<H, A...>,
+                    "recorder::Module<H>: H fits no adapter. It must satisfy "
+                    "recorder::composite_module (a forward templated on its tensor type: "
+                    "`template <recorder::tensor_like T> T forward(T x)`) or "
+                    "recorder::leaf_module (a forward taking torch::Tensor, like "
+                    "torch::nn::Linear), or be a torch::nn::Sequential.");
+    } else {
+      return detail::call_module<P>(holder_, std::forward<A>(a)...);
+    }
+  }
+
+ private:
+  H holder_;
+};
+
+}  // namespace recorder

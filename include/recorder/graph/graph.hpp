@@ -1,0 +1,238 @@
+#pragma once
+/// The recorded graph: an append-only store of tensors, ops and module calls (no libtorch).
+
+#include <recorder/graph/ids.hpp>
+
+#include <cassert>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace recorder {
+
+/// A tensor's sizes, viewed in the graph's shape pool.
+using Shape = std::span<const std::int64_t>;
+
+/// One parameter owned directly by a module (`weight`, `bias`, ...).
+struct ParamInfo {
+  std::string name;
+  std::vector<std::int64_t> shape;
+  std::uint64_t numel = 0;
+  bool trainable = true;
+};
+
+/// A distinct module object, shared by all of its calls.
+struct ModuleInfo {
+  std::string path;        ///< registered path from the root: "layer1.0.conv1"; "" for the root
+  std::string name;        ///< last path component ("conv1"); the class name for the root
+  std::string class_name;  ///< "Conv2d", "BasicBlock", ...
+  std::vector<ParamInfo> params;       ///< parameters registered directly on this module
+  std::uint64_t param_count = 0;       ///< all parameters below it (recursive), each counted once
+  std::uint64_t trainable_count = 0;   ///< the trainable part of `param_count`
+  bool leaf = true;                    ///< ran as a libtorch forward (no traced inner ops)
+  std::uint32_t calls = 0;             ///< how many times it was called in this trace
+};
+
+/// One directed edge, in execution order.
+struct Edge {
+  NodeId from;
+  NodeId to;
+  friend constexpr bool operator==(const Edge&, const Edge&) = default;
+};
+
+/// An append-only graph of tensors, function calls and module calls.
+///
+/// Everything is stored flat and addressed by `NodeId`: recording an op is a few vector
+/// appends. Nodes remember the module call they were recorded in (`parent`), so the
+/// module tree is part of the graph. Copies share the interned-string pool, which is
+/// append-only, so string views stay valid in every copy.
+class Graph {
+ public:
+  struct Node {
+    NodeKind kind = NodeKind::tensor;
+    bool inplace = false;     ///< function: an in-place op (`add_`, `relu_`)
+    bool failed = false;      ///< module call: did not complete (an exception left it)
+    std::uint16_t depth = 0;  ///< torchview's depth: root call 0, its direct ops and children 1
+    NodeId parent;            ///< the module call this node was recorded in; invalid for the root
+    std::uint32_t data = 0;   ///< index into the kind's own table
+  };
+
+  struct TensorData {
+    std::uint32_t shape_begin = 0;
+    std::uint32_t ndim = 0;
+    std::string_view dtype;   ///< "Float", "Long", ... (static storage)
+    std::string_view device;  ///< "cpu", "cuda", ... (static storage)
+    NodeId producer;          ///< the op that produced it; invalid for inputs and constants
+    std::string_view name;    ///< inputs, outputs, parameters: a label; else empty
+  };
+
+  struct FunctionData {
+    std::string_view op;  ///< op name without in-place underscore: "add", "relu", "matmul"
+  };
+
+  struct CallData {
+    ModuleId module;
+    std::uint32_t call_index = 0;    ///< 0 for the first call of this module, 1 for the next...
+    std::uint32_t depth_index = 0;   ///< torchinfo's running index at this depth (1-based)
+    std::vector<NodeId> inputs;      ///< tensor nodes passed in
+    std::vector<NodeId> outputs;     ///< tensor nodes returned (empty while running or failed)
+  };
+
+  Graph() : strings_(std::make_shared<std::deque<std::string>>()) {}
+
+  // ---- appending -------------------------------------------------------------------
+
+  /// Adds a tensor node; `dtype`, `device` and `name` must outlive the graph (use `intern`).
+  NodeId add_tensor(NodeKind kind, NodeId parent, std::uint16_t depth, Shape shape,
+                    std::string_view dtype, std::string_view device, NodeId producer = {},
+                    std::string_view name = {}) {
+    assert(is_tensor_kind(kind));
+    TensorData t;
+    t.shape_begin = static_cast<std::uint32_t>(dims_.size());
+    t.ndim = static_cast<std::uint32_t>(shape.size());
+    t.dtype = dtype;
+    t.device = device;
+    t.producer = producer;
+    t.name = name;
+    dims_.insert(dims_.end(), shape.begin(), shape.end());
+    tensors_.push_back(t);
+    return push(kind, parent, depth, static_cast<std::uint32_t>(tensors_.size() - 1));
+  }
+
+  /// Adds a function node; `op` must outlive the graph (a literal, or `intern`ed).
+  NodeId add_function(std::string_view op, NodeId parent, std::uint16_t depth,
+                      bool inplace = false) {
+    functions_.push_back(FunctionData{op});
+    NodeId id = push(NodeKind::function, parent, depth,
+                     static_cast<std::uint32_t>(functions_.size() - 1));
+    nodes_.back().inplace = inplace;
+    return id;
+  }
+
+  /// Registers a distinct module object.
+  ModuleId add_module(ModuleInfo info) {
+    modules_.push_back(std::move(info));
+    return ModuleId{static_cast<std::uint32_t>(modules_.size() - 1)};
+  }
+
+  /// Adds a node for one call of module `m`, numbering it like torchinfo.
+  NodeId add_module_call(ModuleId m, NodeId parent, std::uint16_t depth,
+                         std::vector<NodeId> inputs = {}) {
+    if (m.value >= modules_.size()) throw std::out_of_range("recorder::Graph: unknown ModuleId");
+    if (depth >= depth_counters_.size()) depth_counters_.resize(depth + 1u, 0);
+    CallData c;
+    c.module = m;
+    c.call_index = modules_[m.value].calls++;
+    c.depth_index = ++depth_counters_[depth];
+    c.inputs = std::move(inputs);
+    calls_.push_back(std::move(c));
+    return push(NodeKind::module, parent, depth, static_cast<std::uint32_t>(calls_.size() - 1));
+  }
+
+  void add_edge(NodeId from, NodeId to) {
+    assert(from.value < nodes_.size() && to.value < nodes_.size());
+    edges_.push_back(Edge{from, to});
+  }
+
+  void set_call_outputs(NodeId call, std::vector<NodeId> outputs) {
+    call_data_mut(call).outputs = std::move(outputs);
+  }
+  void set_failed(NodeId id, bool failed = true) { nodes_.at(id.value).failed = failed; }
+  void set_leaf(ModuleId m, bool leaf) { modules_.at(m.value).leaf = leaf; }
+  void set_tensor_name(NodeId id, std::string_view name) {
+    tensors_.at(node(id).data).name = name;
+  }
+
+  /// Copies `s` into the graph's string pool and returns a view that lives as long as it.
+  std::string_view intern(std::string_view s) { return strings_->emplace_back(s); }
+
+  // ---- reading ---------------------------------------------------------------------
+
+  std::size_t size() const noexcept { return nodes_.size(); }
+  std::size_t edge_count() const noexcept { return edges_.size(); }
+  std::size_t module_count() const noexcept { return modules_.size(); }
+
+  const Node& node(NodeId id) const {
+    if (id.value >= nodes_.size()) throw std::out_of_range("recorder::Graph: unknown NodeId");
+    return nodes_[id.value];
+  }
+  NodeKind kind(NodeId id) const { return node(id).kind; }
+  const std::vector<Node>& nodes() const noexcept { return nodes_; }
+  const std::vector<Edge>& edges() const noexcept { return edges_; }
+  const std::vector<ModuleInfo>& modules() const noexcept { return modules_; }
+  const ModuleInfo& module(ModuleId m) const { return modules_.at(m.value); }
+
+  const TensorData& tensor(NodeId id) const {
+    const Node& n = node(id);
+    if (!is_tensor_kind(n.kind)) throw std::invalid_argument("recorder::Graph: not a tensor node");
+    return tensors_[n.data];
+  }
+  Shape shape(NodeId id) const {
+    const TensorData& t = tensor(id);
+    return Shape(dims_.data() + t.shape_begin, t.ndim);
+  }
+  const FunctionData& function(NodeId id) const {
+    const Node& n = node(id);
+    if (n.kind != NodeKind::function)
+      throw std::invalid_argument("recorder::Graph: not a function node");
+    return functions_[n.data];
+  }
+  const CallData& call(NodeId id) const {
+    const Node& n = node(id);
+    if (n.kind != NodeKind::module) throw std::invalid_argument("recorder::Graph: not a module call");
+    return calls_[n.data];
+  }
+  /// The module object behind a module call node.
+  const ModuleInfo& module_of(NodeId call_id) const { return modules_[call(call_id).module.value]; }
+
+  /// The display name of a node: op name, module class, or tensor role.
+  std::string_view label(NodeId id) const {
+    const Node& n = node(id);
+    switch (n.kind) {
+      case NodeKind::function: return functions_[n.data].op;
+      case NodeKind::module: return modules_[calls_[n.data].module.value].class_name;
+      default: return to_string(n.kind);
+    }
+  }
+
+  /// True when `ancestor` is `id` itself or one of the module calls enclosing it.
+  bool within(NodeId id, NodeId ancestor) const {
+    for (NodeId cur = id; cur.valid(); cur = node(cur).parent)
+      if (cur == ancestor) return true;
+    return false;
+  }
+
+ private:
+  NodeId push(NodeKind kind, NodeId parent, std::uint16_t depth, std::uint32_t data) {
+    Node n;
+    n.kind = kind;
+    n.depth = depth;
+    n.parent = parent;
+    n.data = data;
+    nodes_.push_back(n);
+    return NodeId{static_cast<std::uint32_t>(nodes_.size() - 1)};
+  }
+  CallData& call_data_mut(NodeId id) {
+    const Node& n = node(id);
+    if (n.kind != NodeKind::module) throw std::invalid_argument("recorder::Graph: not a module call");
+    return calls_[n.data];
+  }
+
+  std::vector<Node> nodes_;
+  std::vector<Edge> edges_;
+  std::vector<TensorData> tensors_;
+  std::vector<std::int64_t> dims_;
+  std::vector<FunctionData> functions_;
+  std::vector<CallData> calls_;
+  std::vector<ModuleInfo> modules_;
+  std::vector<std::uint32_t> depth_counters_;
+  std::shared_ptr<std::deque<std::string>> strings_;
+};
+
+}  // namespace recorder

@@ -1,0 +1,61 @@
+#pragma once
+/// Recording policies: what a trace captures (no libtorch).
+///
+/// | policy              | records                                    | use it when                         |
+/// |---------------------|--------------------------------------------|-------------------------------------|
+/// | `record::Graph`     | tensors, ops, module calls, shapes, params | drawing, summaries, analysis        |
+/// | `record::Off`       | nothing: ops compile to plain libtorch     | shipping traced-ready code at 0 cost|
+/// | `record::All<Ps...>`| the union of its members                   | combining later policies (timings)  |
+
+#include <recorder/policies/concepts.hpp>
+
+#include <boost/hana/any_of.hpp>
+#include <boost/hana/bool.hpp>
+#include <boost/hana/contains.hpp>
+#include <boost/hana/tuple.hpp>
+#include <boost/hana/type.hpp>
+
+namespace recorder::record {
+
+/// Records the graph: tensors with shapes and dtypes, function ops, module calls, parameters.
+struct Graph {
+  using recording_policy_tag = void;
+  static constexpr bool records_graph = true;
+};
+
+/// Records nothing: a `RecorderTensor<Off>` is a plain `at::Tensor` in a different coat.
+struct Off {
+  using recording_policy_tag = void;
+  static constexpr bool records_graph = false;
+};
+
+/// A compile-time set of policies; it records what any member records.
+template <recording_policy... Ps>
+struct All {
+  using recording_policy_tag = void;
+  static constexpr auto members = boost::hana::tuple_t<Ps...>;
+  static constexpr bool records_graph = boost::hana::any_of(members, [](auto t) {
+    return boost::hana::bool_c<decltype(t)::type::records_graph>;
+  });
+
+  /// True when `Q` is one of the members.
+  template <class Q>
+  static constexpr bool has = decltype(boost::hana::contains(members, boost::hana::type_c<Q>))::value;
+};
+
+namespace detail {
+template <class... Ps>
+struct combine {
+  using type = All<Ps...>;
+};
+template <class P>
+struct combine<P> {
+  using type = P;
+};
+}  // namespace detail
+
+/// The policy a `Tracer<Ps...>` runs with: the single policy itself, or `All<Ps...>`.
+template <recording_policy... Ps>
+using combine_t = typename detail::combine<Ps...>::type;
+
+}  // namespace recorder::record

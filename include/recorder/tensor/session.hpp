@@ -1,0 +1,178 @@
+#pragma once
+/// The non-template recording core: the thread's current session and what every traced op calls.
+
+#include <recorder/error.hpp>
+#include <recorder/graph/graph.hpp>
+#include <recorder/graph/trace.hpp>
+
+#include <ATen/core/Tensor.h>
+#include <c10/util/Exception.h>
+
+#include <cstdint>
+#include <exception>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace recorder::detail {
+
+class Session;
+
+/// Where a `RecorderTensor` points: a node of one particular session.
+struct NodeRef {
+  NodeId node;
+  std::uint32_t serial = 0;
+  const Session* session = nullptr;
+};
+
+/// One recording in progress. Owned by the tracer; reachable through `current_session()`
+/// only inside a `SessionScope`, so the only mutable global state is that thread-local slot.
+class Session {
+ public:
+  Session() : serial_(++counter()) {}
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  Graph graph;
+  std::vector<NodeId> stack;                             ///< open module calls, root first
+  std::unordered_map<const void*, ModuleId> modules;     ///< module object -> its id
+  std::vector<const void*> module_objects;               ///< ModuleId -> module object
+  std::unordered_map<const void*, NodeId> parameters;    ///< TensorImpl of a parameter operand
+  std::vector<NodeId> scratch;                           ///< reused input list of the op being recorded
+  std::optional<Failure> failure;
+
+  NodeRef ref(NodeId n) const noexcept { return NodeRef{n, serial_, this}; }
+  /// True when `r` points into this session (not an older or another thread's recording).
+  bool owns(const NodeRef& r) const noexcept {
+    return r.session == this && r.serial == serial_ && r.node.valid();
+  }
+  /// The module call new nodes belong to.
+  NodeId parent() const noexcept { return stack.empty() ? NodeId{} : stack.back(); }
+  /// The depth of nodes recorded now: one below the innermost open module call.
+  std::uint16_t depth() const {
+    return stack.empty() ? std::uint16_t{1}
+                         : static_cast<std::uint16_t>(graph.node(stack.back()).depth + 1);
+  }
+
+ private:
+  static std::uint32_t& counter() noexcept {
+    thread_local std::uint32_t c = 0;
+    return c;
+  }
+  std::uint32_t serial_;
+};
+
+/// The thread's current session, or null outside any recording.
+inline Session*& current_session() noexcept {
+  thread_local Session* s = nullptr;
+  return s;
+}
+
+/// RAII: makes `s` the thread's current session and restores the previous one.
+class SessionScope {
+ public:
+  explicit SessionScope(Session& s) noexcept : previous_(current_session()) { current_session() = &s; }
+  ~SessionScope() { current_session() = previous_; }
+  SessionScope(const SessionScope&) = delete;
+  SessionScope& operator=(const SessionScope&) = delete;
+
+ private:
+  Session* previous_;
+};
+
+inline std::string_view device_name(c10::DeviceType d) noexcept {
+  switch (d) {
+    case c10::DeviceType::CPU: return "cpu";
+    case c10::DeviceType::CUDA: return "cuda";
+    case c10::DeviceType::MPS: return "mps";
+    case c10::DeviceType::Meta: return "meta";
+    case c10::DeviceType::XLA: return "xla";
+    default: return "other";
+  }
+}
+
+/// Adds a tensor node describing `t` (shape, dtype, device).
+inline NodeId add_tensor_node(Session& s, NodeKind kind, const at::Tensor& t, NodeId producer,
+                              NodeId parent, std::uint16_t depth, std::string_view name = {}) {
+  if (!t.defined())
+    return s.graph.add_tensor(kind, parent, depth, Shape{}, "Undefined", "none", producer, name);
+  const auto sizes = t.sizes();
+  return s.graph.add_tensor(kind, parent, depth, Shape(sizes.data(), sizes.size()),
+                            c10::toString(t.scalar_type()), device_name(t.device().type()),
+                            producer, name);
+}
+
+/// The node for an operand: its own node if it was recorded in `s`, else a new constant or
+/// parameter node (a leaf that requires grad is a parameter; each parameter gets one node).
+inline NodeId operand_node(Session& s, const at::Tensor& t, const NodeRef& r) {
+  if (s.owns(r)) return r.node;
+  const bool is_param = t.defined() && t.requires_grad() && t.is_leaf();
+  if (is_param) {
+    auto [it, inserted] = s.parameters.try_emplace(t.unsafeGetTensorImpl(), NodeId{});
+    if (inserted)
+      it->second = add_tensor_node(s, NodeKind::parameter, t, {}, s.parent(), s.depth());
+    return it->second;
+  }
+  return add_tensor_node(s, NodeKind::constant, t, {}, s.parent(), s.depth());
+}
+
+/// Records a function node consuming `inputs` (edges input -> op, in order).
+inline NodeId record_function(Session& s, std::string_view op, std::span<const NodeId> inputs,
+                              bool inplace) {
+  const NodeId fn = s.graph.add_function(op, s.parent(), s.depth(), inplace);
+  for (NodeId in : inputs) s.graph.add_edge(in, fn);
+  return fn;
+}
+
+/// Records a tensor produced by `producer` (edge producer -> tensor).
+inline NodeId record_output(Session& s, NodeId producer, const at::Tensor& t) {
+  const NodeId out = add_tensor_node(s, NodeKind::tensor, t, producer, s.parent(), s.depth());
+  s.graph.add_edge(producer, out);
+  return out;
+}
+
+/// The message of the exception being handled; call only inside a `catch`.
+inline std::string current_exception_message() {
+  try {
+    throw;
+  } catch (const c10::Error& e) {
+    return e.what_without_backtrace();
+  } catch (const std::exception& e) {
+    return e.what();
+  } catch (...) {
+    return "unknown exception";
+  }
+}
+
+/// Describes where the recording stands (`op`, innermost open module call) for an error.
+inline Failure describe_failure(const Session& s, std::string_view op, std::string message) {
+  Failure f;
+  f.op = std::string(op);
+  f.message = std::move(message);
+  if (!s.stack.empty()) {
+    const ModuleInfo& m = s.graph.module_of(s.stack.back());
+    f.module_path = m.path;
+    f.module_class = m.class_name;
+  }
+  return f;
+}
+
+/// Called inside a `catch` when an op or a leaf forward threw: records the failure once and
+/// throws a `TraceError` naming the op and module, with the original exception nested.
+/// A `TraceError` from deeper down passes through unchanged.
+[[noreturn]] inline void throw_failure(Session& s, std::string_view op) {
+  try {
+    throw;
+  } catch (const TraceError&) {
+    throw;
+  } catch (...) {
+    Failure f = describe_failure(s, op, current_exception_message());
+    if (!s.failure) s.failure = f;
+    std::throw_with_nested(TraceError(std::move(f)));
+  }
+}
+
+}  // namespace recorder::detail

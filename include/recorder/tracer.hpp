@@ -1,0 +1,205 @@
+#pragma once
+/// The tracer front end: runs a forward on RecorderTensors inside a recording and returns the trace.
+
+#include <recorder/adapters/module.hpp>
+#include <recorder/error.hpp>
+#include <recorder/graph/trace.hpp>
+#include <recorder/policies/recording.hpp>
+#include <recorder/tensor/nested.hpp>
+#include <recorder/tensor/recorder_tensor.hpp>
+#include <recorder/tensor/session.hpp>
+
+#include <torch/csrc/autograd/grad_mode.h>
+#include <torch/nn/module.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <unordered_set>
+#include <utility>
+
+namespace recorder {
+
+/// The train/eval mode a forward runs in; the model's own mode is restored afterwards.
+enum class Mode { keep, train, eval };
+
+/// How `Tracer::run` runs the forward.
+struct TraceOptions {
+  Mode mode = Mode::keep;  ///< `eval` is what torchview does; `keep` leaves the model as it is
+  bool no_grad = false;    ///< run under `torch::NoGradGuard` (no autograd graph is built)
+};
+
+/// A trace plus the model's output (as plain tensors, in the structure the forward returned).
+template <class Out>
+struct Traced : Trace {
+  Out output;
+};
+
+namespace detail {
+
+/// RAII: sets the model's train/eval mode and restores it, also when the forward throws.
+class ModeGuard {
+ public:
+  ModeGuard(torch::nn::Module& m, Mode mode) : m_(m), was_training_(m.is_training()) {
+    if (mode == Mode::train) m_.train(true);
+    if (mode == Mode::eval) m_.train(false);
+  }
+  ~ModeGuard() { m_.train(was_training_); }
+  ModeGuard(const ModeGuard&) = delete;
+  ModeGuard& operator=(const ModeGuard&) = delete;
+
+ private:
+  torch::nn::Module& m_;
+  bool was_training_;
+};
+
+/// Moves a session's graph into `t`, with the model-level facts.
+inline void finish_trace(Session& s, const torch::nn::Module& model, Trace& t) {
+  t.graph = std::move(s.graph);
+  t.failure = s.failure;
+  for (NodeId id{0}; id.value < t.graph.size(); ++id.value) {
+    if (t.graph.kind(id) == NodeKind::module && !t.graph.node(id).parent.valid()) {
+      t.root = id;
+      break;
+    }
+  }
+  t.model_name = t.root.valid() ? t.graph.module_of(t.root).class_name : class_name_of(model);
+  std::unordered_set<const void*> seen;
+  for (const auto& p : model.parameters(/*recurse=*/true)) {
+    if (!seen.insert(p.unsafeGetTensorImpl()).second) continue;
+    t.total_params += static_cast<std::uint64_t>(p.numel());
+    if (p.requires_grad()) t.trainable_params += static_cast<std::uint64_t>(p.numel());
+  }
+}
+
+inline std::string_view indexed_name(Session& s, std::string_view base, std::size_t i,
+                                     std::size_t n) {
+  if (n == 1) return base;
+  return s.graph.intern(std::string(base) + "-" + std::to_string(i));
+}
+
+template <class H>
+torch::nn::Module& module_of_holder(H& h) {
+  if constexpr (requires { h.holder(); }) return *h.holder();
+  else return *h;
+}
+
+}  // namespace detail
+
+/// Traces forwards of a model under the recording policies `Ps...` (default: the graph).
+///
+/// ```
+/// recorder::Tracer<recorder::record::Graph> tracer;
+/// auto trace = tracer.run(model, torch::randn({1, 3, 224, 224}));
+/// recorder::render<recorder::backend::Dot>(trace, {.depth = 2}, std::cout);
+/// auto y = trace.output;  // the forward's result, as plain tensors
+/// ```
+/// The model is a module holder whose forward is templated on its tensor type (or any
+/// holder `recorder::Module<H>` accepts). When the forward throws, `run` throws a
+/// `TraceError` naming the op and module, carrying the partial trace.
+template <recording_policy... Ps>
+class Tracer {
+ public:
+  using policy_type = record::combine_t<Ps...>;
+  using tensor_type = RecorderTensor<policy_type>;
+
+  Tracer() = default;
+  explicit Tracer(TraceOptions options) : options_(options) {}
+
+  const TraceOptions& options() const noexcept { return options_; }
+
+  /// Runs `model` once on `inputs` (tensors, or tuples/vectors of them) and returns the trace.
+  template <class H, class... In>
+  auto run(H& model, const In&... inputs) {
+    detail::Session s;
+    detail::SessionScope scope(s);
+    torch::nn::Module& root_module = detail::module_of_holder(model);
+    detail::ModeGuard mode(root_module, options_.mode);
+    std::optional<torch::NoGradGuard> no_grad;
+    if (options_.no_grad) no_grad.emplace();
+
+    const std::size_t n_inputs = (count_tensors(inputs) + ... + std::size_t{0});
+    std::size_t next_input = 0;
+    auto make_input = [&](const auto& leaf) {
+      using L = std::remove_cvref_t<decltype(leaf)>;
+      if constexpr (std::is_same_v<L, at::Tensor>) {
+        NodeId id{};
+        if constexpr (policy_type::records_graph)
+          id = detail::add_tensor_node(s, NodeKind::input, leaf, {}, {}, 0,
+                                       detail::indexed_name(s, "input", next_input, n_inputs));
+        ++next_input;
+        if constexpr (policy_type::records_graph) return tensor_type(detail::adopt, leaf, s.ref(id));
+        else return tensor_type(detail::adopt, leaf, {});
+      } else {
+        return leaf;
+      }
+    };
+    // A braced list runs the conversions left to right: input nodes get stable ids.
+    auto traced_inputs = std::tuple{detail::map_leaves(inputs, make_input)...};
+
+    Module<std::remove_cvref_t<decltype(holder_of(model))>> root(holder_of(model));
+    using Out = decltype(std::apply([&](auto&... r) { return root(r...); }, traced_inputs));
+    std::optional<Out> out;
+    try {
+      out.emplace(std::apply([&](auto&... r) { return root(r...); }, traced_inputs));
+    } catch (TraceError& e) {
+      auto partial = std::make_shared<Trace>();
+      detail::finish_trace(s, root_module, *partial);
+      e.attach(std::move(partial));
+      throw;
+    }
+
+    auto plain = [](auto&& leaf) {
+      using L = std::remove_cvref_t<decltype(leaf)>;
+      if constexpr (is_recorder_tensor_v<L>) return at::Tensor(leaf.tensor());
+      else return leaf;
+    };
+    using PlainOut = decltype(detail::map_leaves(*out, plain));
+    Traced<PlainOut> result;
+    if constexpr (policy_type::records_graph) mark_outputs(s, *out);
+    detail::finish_trace(s, root_module, result);
+    result.output = detail::map_leaves(*out, plain);
+    return result;
+  }
+
+ private:
+  template <class X>
+  static std::size_t count_tensors(const X& x) {
+    std::size_t n = 0;
+    auto visit = [&n](const auto& leaf) {
+      if constexpr (std::is_same_v<std::remove_cvref_t<decltype(leaf)>, at::Tensor>) ++n;
+    };
+    detail::for_each_leaf(x, visit);
+    return n;
+  }
+
+  template <class H>
+  static auto& holder_of(H& h) {
+    if constexpr (requires { h.holder(); }) return h.holder();
+    else return h;
+  }
+
+  template <class Out>
+  static void mark_outputs(detail::Session& s, const Out& out) {
+    std::size_t n = 0;
+    auto count = [&n](const auto& leaf) {
+      if constexpr (is_recorder_tensor_v<decltype(leaf)>) ++n;
+    };
+    detail::for_each_leaf(out, count);
+    std::size_t i = 0;
+    auto visit = [&](const auto& leaf) {
+      if constexpr (is_recorder_tensor_v<decltype(leaf)>) {
+        const NodeId src = detail::operand_node(s, leaf.tensor(), detail::Access::ref(leaf));
+        const NodeId o = detail::add_tensor_node(s, NodeKind::output, leaf.tensor(), {}, {}, 0,
+                                                 detail::indexed_name(s, "output", i++, n));
+        s.graph.add_edge(src, o);
+      }
+    };
+    detail::for_each_leaf(out, visit);
+  }
+
+  TraceOptions options_;
+};
+
+}  // namespace recorder
