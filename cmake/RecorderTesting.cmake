@@ -73,7 +73,8 @@ function(recorder_add_test name)
   endif()
 
   add_test(NAME ${name} COMMAND ${name} WORKING_DIRECTORY "${CMAKE_BINARY_DIR}")
-  set_tests_properties(${name} PROPERTIES LABELS "${kind};${arg_LABELS}")
+  set(labels ${kind} ${arg_LABELS})
+  set_tests_properties(${name} PROPERTIES LABELS "${labels}")
   if(arg_WILL_FAIL)
     set_tests_properties(${name} PROPERTIES WILL_FAIL TRUE)
   endif()
@@ -137,8 +138,9 @@ function(recorder_add_compile_fail_test name)
   else()
     set(kind fast)
   endif()
+  set(labels ${kind} compile_fail ${arg_LABELS})
   # Builds in one tree must not run concurrently (the generator's logs and dep files).
   set_tests_properties(${name} PROPERTIES
-    LABELS "${kind};compile_fail;${arg_LABELS}"
+    LABELS "${labels}"
     RESOURCE_LOCK recorder_build_tree)
 endfunction()

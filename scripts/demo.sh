@@ -13,6 +13,8 @@ out="${1:-$RECORDER_ROOT/recorder-out}"
 recorder_install_deps
 recorder_drop_root "$0" "$out"
 
+[[ -f "$RECORDER_ROOT/examples/CMakeLists.txt" ]] \
+  || recorder_die "examples/CMakeLists.txt is missing: no resnet18_demo to build"
 recorder_configure -DRECORDER_BUILD_EXAMPLES=ON
 recorder_build resnet18_demo
 
