@@ -24,7 +24,9 @@ struct RenderOptions {
   /// Layout direction (torchview's `graph_dir`).
   Direction direction = Direction::TB;
   /// The graph's name; empty means the trace's `model_name`.
-  std::string graph_name;
+  // `{}`: without a default member initializer, g++ 12's -Wextra warns on `{.depth = 2}`
+  // (-Wmissing-field-initializers fires for omitted members in designated initializers).
+  std::string graph_name{};
 };
 
 /// Graphviz's spelling of a direction: "TB", "LR", "BT" or "RL".
