@@ -1,0 +1,184 @@
+/// The recorded graph: appending and reading nodes, module calls, numbering, interned strings.
+#define BOOST_TEST_MODULE graph
+#include <boost/test/unit_test.hpp>
+
+#include <recorder/graph/graph.hpp>
+#include <recorder/graph/trace.hpp>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+using namespace recorder;
+
+namespace {
+
+ModuleInfo module_info(std::string path, std::string class_name, bool leaf) {
+  ModuleInfo m;
+  m.name = path.empty() ? class_name : path.substr(path.rfind('.') + 1);
+  m.path = std::move(path);
+  m.class_name = std::move(class_name);
+  m.leaf = leaf;
+  return m;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(ids) {
+  BOOST_TEST(!NodeId{}.valid());
+  BOOST_TEST(NodeId{0}.valid());
+  BOOST_TEST(!ModuleId{}.valid());
+  BOOST_TEST((NodeId{1} < NodeId{2}));
+  BOOST_TEST((NodeId{3} == NodeId{3}));
+  BOOST_TEST(to_string(NodeKind::parameter) == "parameter");
+  BOOST_TEST(is_tensor_kind(NodeKind::constant));
+  BOOST_TEST(!is_tensor_kind(NodeKind::function));
+  BOOST_TEST(!is_tensor_kind(NodeKind::module));
+}
+
+BOOST_AUTO_TEST_CASE(append_and_read) {
+  Graph g;
+  BOOST_TEST(g.size() == 0u);
+  const std::int64_t dims[] = {1, 3, 224, 224};
+  const NodeId x = g.add_tensor(NodeKind::input, {}, 0, dims, "Float", "cpu", {}, "x");
+  const ModuleId m = g.add_module(module_info("", "Net", false));
+  const NodeId root = g.add_module_call(m, {}, 0, {x});
+  const NodeId f = g.add_function("relu", root, 1, true);
+  g.add_edge(x, f);
+  const std::int64_t out_dims[] = {1, 3, 224, 224};
+  const NodeId y = g.add_tensor(NodeKind::tensor, root, 1, out_dims, "Float", "cpu", f);
+  g.add_edge(f, y);
+  g.set_call_outputs(root, {y});
+
+  BOOST_TEST(g.size() == 4u);
+  BOOST_TEST(g.edge_count() == 2u);
+  BOOST_TEST(g.module_count() == 1u);
+  BOOST_TEST((g.kind(x) == NodeKind::input));
+  BOOST_TEST(g.shape(x).size() == 4u);
+  BOOST_TEST(g.shape(x)[3] == 224);
+  BOOST_TEST(g.tensor(x).name == "x");
+  BOOST_TEST(g.tensor(x).dtype == "Float");
+  BOOST_TEST(!g.tensor(x).producer.valid());
+  BOOST_TEST((g.tensor(y).producer == f));
+  BOOST_TEST(g.function(f).op == "relu");
+  BOOST_TEST(g.node(f).inplace);
+  BOOST_TEST((g.node(f).parent == root));
+  BOOST_TEST(g.node(f).depth == 1u);
+  BOOST_TEST(g.call(root).inputs.size() == 1u);
+  BOOST_TEST((g.call(root).outputs == std::vector<NodeId>{y}));
+  BOOST_TEST(g.module_of(root).class_name == "Net");
+  BOOST_TEST(g.label(f) == "relu");
+  BOOST_TEST(g.label(root) == "Net");
+  BOOST_TEST(g.label(y) == "tensor");
+  BOOST_TEST((g.edges()[0] == Edge{x, f}));
+  BOOST_TEST(g.within(f, root));
+  BOOST_TEST(g.within(root, root));
+  BOOST_TEST(!g.within(x, root));
+
+  g.set_tensor_name(y, "out");
+  BOOST_TEST(g.tensor(y).name == "out");
+  g.set_failed(root);
+  BOOST_TEST(g.node(root).failed);
+  g.set_leaf(m, true);
+  BOOST_TEST(g.module(m).leaf);
+}
+
+BOOST_AUTO_TEST_CASE(wrong_kinds_and_ids_throw) {
+  Graph g;
+  const std::int64_t dims[] = {2};
+  const NodeId t = g.add_tensor(NodeKind::tensor, {}, 0, dims, "Float", "cpu");
+  const NodeId f = g.add_function("add", {}, 0);
+  BOOST_CHECK_THROW(g.node(NodeId{99}), std::out_of_range);
+  BOOST_CHECK_THROW(g.node(NodeId{}), std::out_of_range);
+  BOOST_CHECK_THROW(g.tensor(f), std::invalid_argument);
+  BOOST_CHECK_THROW(g.function(t), std::invalid_argument);
+  BOOST_CHECK_THROW(g.call(t), std::invalid_argument);
+  BOOST_CHECK_THROW(g.add_module_call(ModuleId{5}, {}, 0), std::out_of_range);
+  BOOST_CHECK_THROW(g.module(ModuleId{5}), std::out_of_range);
+  BOOST_CHECK_THROW(g.set_call_outputs(f, {}), std::invalid_argument);
+}
+
+BOOST_AUTO_TEST_CASE(depth_index_numbers_calls_per_depth_across_the_model) {
+  // torchinfo: Net 0-1 > layer1 1-1 > (conv 2-1, relu 2-2) ; layer2 1-2 > (conv 2-3, relu 2-4) ;
+  // fc 1-3
+  Graph g;
+  const ModuleId net = g.add_module(module_info("", "Net", false));
+  const ModuleId l1 = g.add_module(module_info("layer1", "Sequential", false));
+  const ModuleId l2 = g.add_module(module_info("layer2", "Sequential", false));
+  const ModuleId conv = g.add_module(module_info("layer1.0", "Conv2d", true));
+  const ModuleId relu = g.add_module(module_info("layer1.1", "ReLU", true));
+  const ModuleId conv2 = g.add_module(module_info("layer2.0", "Conv2d", true));
+  const ModuleId relu2 = g.add_module(module_info("layer2.1", "ReLU", true));
+  const ModuleId fc = g.add_module(module_info("fc", "Linear", true));
+  const NodeId root = g.add_module_call(net, {}, 0);
+  const NodeId a = g.add_module_call(l1, root, 1);
+  const NodeId a1 = g.add_module_call(conv, a, 2);
+  const NodeId a2 = g.add_module_call(relu, a, 2);
+  const NodeId b = g.add_module_call(l2, root, 1);
+  const NodeId b1 = g.add_module_call(conv2, b, 2);
+  const NodeId b2 = g.add_module_call(relu2, b, 2);
+  const NodeId c = g.add_module_call(fc, root, 1);
+  const auto label = [&](NodeId id) {
+    return std::to_string(g.node(id).depth) + "-" + std::to_string(g.call(id).depth_index);
+  };
+  BOOST_TEST(label(root) == "0-1");
+  BOOST_TEST(label(a) == "1-1");
+  BOOST_TEST(label(a1) == "2-1");
+  BOOST_TEST(label(a2) == "2-2");
+  BOOST_TEST(label(b) == "1-2");
+  BOOST_TEST(label(b1) == "2-3");
+  BOOST_TEST(label(b2) == "2-4");
+  BOOST_TEST(label(c) == "1-3");
+}
+
+BOOST_AUTO_TEST_CASE(call_index_counts_calls_of_one_module) {
+  Graph g;
+  const ModuleId net = g.add_module(module_info("", "Net", false));
+  const ModuleId conv = g.add_module(module_info("conv", "Conv2d", true));
+  const NodeId root = g.add_module_call(net, {}, 0);
+  std::vector<NodeId> calls;
+  for (int i = 0; i < 3; ++i) calls.push_back(g.add_module_call(conv, root, 1));
+  for (std::uint32_t i = 0; i < 3; ++i) {
+    BOOST_TEST(g.call(calls[i]).call_index == i);
+    BOOST_TEST(g.call(calls[i]).depth_index == i + 1);
+    BOOST_TEST((g.call(calls[i]).module == conv));
+  }
+  BOOST_TEST(g.module(conv).calls == 3u);
+  BOOST_TEST(g.module(net).calls == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(interned_strings_survive_copies) {
+  Graph copy;
+  std::string_view op;
+  {
+    Graph g;
+    std::string temporary = "custom_op";
+    op = g.intern(temporary);
+    temporary = "overwritten";
+    const NodeId f = g.add_function(op, {}, 0);
+    const std::int64_t dims[] = {4};
+    g.add_tensor(NodeKind::input, {}, 0, dims, g.intern("Half"), g.intern("cuda:1"), {},
+                 g.intern("image"));
+    copy = g;
+    BOOST_TEST(copy.function(f).op == "custom_op");
+    g.intern("more strings after the copy");
+  }
+  BOOST_TEST(copy.function(NodeId{0}).op == "custom_op");
+  BOOST_TEST(op == "custom_op");
+  BOOST_TEST(copy.tensor(NodeId{1}).dtype == "Half");
+  BOOST_TEST(copy.tensor(NodeId{1}).device == "cuda:1");
+  BOOST_TEST(copy.tensor(NodeId{1}).name == "image");
+  // Many more strings do not move the earlier ones (the pool is a deque).
+  for (int i = 0; i < 10000; ++i) copy.intern(std::to_string(i));
+  BOOST_TEST(op == "custom_op");
+}
+
+BOOST_AUTO_TEST_CASE(trace_completeness) {
+  Trace t;
+  BOOST_TEST(t.complete());
+  BOOST_TEST(!t.root.valid());
+  t.failure = Failure{"matmul", "block", "Block", "shape mismatch"};
+  BOOST_TEST(!t.complete());
+}
