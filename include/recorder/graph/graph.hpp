@@ -16,23 +16,23 @@
 
 namespace recorder {
 
-/// A tensor's sizes, viewed in the graph's shape pool.
+/// A tensor's sizes, viewed in the graph's shape pool (valid until the next `add_tensor`).
 using Shape = std::span<const std::int64_t>;
 
 /// One parameter owned directly by a module (`weight`, `bias`, ...).
 struct ParamInfo {
-  std::string name;
-  std::vector<std::int64_t> shape;
+  std::string name{};
+  std::vector<std::int64_t> shape{};
   std::uint64_t numel = 0;
   bool trainable = true;
 };
 
 /// A distinct module object, shared by all of its calls.
 struct ModuleInfo {
-  std::string path;        ///< registered path from the root: "layer1.0.conv1"; "" for the root
-  std::string name;        ///< last path component ("conv1"); the class name for the root
-  std::string class_name;  ///< "Conv2d", "BasicBlock", ...
-  std::vector<ParamInfo> params;       ///< parameters registered directly on this module
+  std::string path{};      ///< registered path from the root: "layer1.0.conv1"; "" for the root
+  std::string name{};      ///< last path component ("conv1"); the class name for the root
+  std::string class_name{};  ///< "Conv2d", "BasicBlock", ...
+  std::vector<ParamInfo> params{};     ///< parameters registered directly on this module
   std::uint64_t param_count = 0;       ///< all parameters below it (recursive), each counted once
   std::uint64_t trainable_count = 0;   ///< the trainable part of `param_count`
   bool leaf = true;                    ///< ran as a libtorch forward (no traced inner ops)
@@ -51,7 +51,8 @@ struct Edge {
 /// Everything is stored flat and addressed by `NodeId`: recording an op is a few vector
 /// appends. Nodes remember the module call they were recorded in (`parent`), so the
 /// module tree is part of the graph. Copies share the interned-string pool, which is
-/// append-only, so string views stay valid in every copy.
+/// append-only, so string views stay valid in every copy. A graph is filled by one thread;
+/// copies may be read concurrently.
 class Graph {
  public:
   struct Node {
@@ -136,7 +137,8 @@ class Graph {
   }
 
   void add_edge(NodeId from, NodeId to) {
-    assert(from.value < nodes_.size() && to.value < nodes_.size());
+    if (from.value >= nodes_.size() || to.value >= nodes_.size())
+      throw std::out_of_range("recorder::Graph: edge to an unknown NodeId");
     edges_.push_back(Edge{from, to});
   }
 
@@ -146,11 +148,16 @@ class Graph {
   void set_failed(NodeId id, bool failed = true) { nodes_.at(id.value).failed = failed; }
   void set_leaf(ModuleId m, bool leaf) { modules_.at(m.value).leaf = leaf; }
   void set_tensor_name(NodeId id, std::string_view name) {
-    tensors_.at(node(id).data).name = name;
+    const Node& n = node(id);
+    if (!is_tensor_kind(n.kind)) throw std::invalid_argument("recorder::Graph: not a tensor node");
+    tensors_[n.data].name = name;
   }
 
   /// Copies `s` into the graph's string pool and returns a view that lives as long as it.
-  std::string_view intern(std::string_view s) { return strings_->emplace_back(s); }
+  std::string_view intern(std::string_view s) {
+    if (!strings_) strings_ = std::make_shared<std::deque<std::string>>();  // moved-from graph
+    return strings_->emplace_back(s);
+  }
 
   // ---- reading ---------------------------------------------------------------------
 

@@ -4,6 +4,7 @@
 #include <compare>
 #include <cstdint>
 #include <limits>
+#include <ostream>
 #include <string_view>
 
 namespace recorder {
@@ -16,6 +17,12 @@ struct NodeId {
   constexpr bool valid() const noexcept { return value != invalid; }
   friend constexpr auto operator<=>(NodeId, NodeId) = default;
 };
+
+/// Prints `#<index>`, or `#invalid`.
+inline std::ostream& operator<<(std::ostream& os, NodeId id) {
+  if (!id.valid()) return os << "#invalid";
+  return os << '#' << id.value;
+}
 
 /// Index of a distinct module object (shared by every call of that module).
 struct ModuleId {

@@ -44,6 +44,13 @@ class Session {
   std::vector<NodeId> scratch;                           ///< reused input list of the op being recorded
   std::optional<Failure> failure;
 
+  /// A stable copy of `name` (one per distinct name in this session).
+  std::string_view intern(std::string_view name) {
+    auto it = interned_.find(std::string(name));
+    if (it == interned_.end()) it = interned_.emplace(std::string(name), graph.intern(name)).first;
+    return it->second;
+  }
+
   NodeRef ref(NodeId n) const noexcept { return NodeRef{n, serial_, this}; }
   /// True when `r` points into this session (not an older or another thread's recording).
   bool owns(const NodeRef& r) const noexcept {
@@ -63,6 +70,7 @@ class Session {
     return c;
   }
   std::uint32_t serial_;
+  std::unordered_map<std::string, std::string_view> interned_;
 };
 
 /// The thread's current session, or null outside any recording.

@@ -1,0 +1,24 @@
+#pragma once
+/// Umbrella header: libtorch, the traced tensor, module adapters, the tracer and every renderer.
+
+#include <torch/torch.h>
+
+#include <recorder/config.hpp>
+#include <recorder/error.hpp>
+#include <recorder/fwd.hpp>
+#include <recorder/graph/graph.hpp>
+#include <recorder/graph/trace.hpp>
+#include <recorder/graph/views.hpp>
+#include <recorder/policies/concepts.hpp>
+#include <recorder/policies/recording.hpp>
+#include <recorder/render/concepts.hpp>
+#include <recorder/render/dot.hpp>
+#include <recorder/render/json.hpp>
+#include <recorder/render/options.hpp>
+#include <recorder/render/render.hpp>
+#include <recorder/render/svg.hpp>
+#include <recorder/tensor/op.hpp>
+#include <recorder/tensor/recorder_tensor.hpp>
+#include <recorder/adapters/containers.hpp>
+#include <recorder/adapters/module.hpp>
+#include <recorder/tracer.hpp>
