@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <ostream>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -17,7 +18,26 @@
 namespace recorder {
 
 /// A tensor's sizes, viewed in the graph's shape pool (valid until the next `add_tensor`).
-using Shape = std::span<const std::int64_t>;
+/// Prints as torchinfo does: `[1, 64, 112, 112]`.
+struct Shape : std::span<const std::int64_t> {
+  using std::span<const std::int64_t>::span;
+  constexpr Shape() noexcept = default;
+  constexpr Shape(std::span<const std::int64_t> s) noexcept  // NOLINT: implicit by design
+      : std::span<const std::int64_t>(s) {}
+};
+
+/// "[1, 64, 112, 112]"; "[]" for a scalar.
+inline std::string to_string(Shape shape) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (i != 0) s += ", ";
+    s += std::to_string(shape[i]);
+  }
+  s += ']';
+  return s;
+}
+
+inline std::ostream& operator<<(std::ostream& os, Shape shape) { return os << to_string(shape); }
 
 /// One parameter owned directly by a module (`weight`, `bias`, ...).
 struct ParamInfo {
