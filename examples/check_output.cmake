@@ -1,3 +1,4 @@
+cmake_minimum_required(VERSION 3.25)
 # Runs an example and compares its standard output with a golden file, byte for byte.
 #   cmake -DPROGRAM=<exe> -DEXPECTED=<file> [-DARGS=<a;b>] [-DUPDATE=1] -P check_output.cmake
 execute_process(COMMAND "${PROGRAM}" ${ARGS}

@@ -1,3 +1,4 @@
+cmake_minimum_required(VERSION 3.25)
 # Checks that README.md contains SOURCE verbatim (inside a ```cpp block) and the golden OUTPUT
 # verbatim (inside a ```text block), so the README's example compiles and prints what it says.
 #   cmake -DREADME=<md> -DSOURCE=<cpp> -DOUTPUT=<txt> -P check_readme.cmake
