@@ -1,0 +1,10 @@
+/// Tracer's policy slot takes recording policies only.
+#include <recorder/tracer.hpp>
+
+#ifdef RECORDER_COMPILE_FAIL_TWIN
+using T = recorder::Tracer<recorder::record::Graph>;
+#else
+using T = recorder::Tracer<int>;
+#endif
+
+T make() { return T{}; }
