@@ -106,8 +106,13 @@ class Tracer {
 
   Tracer() = default;
   explicit Tracer(TraceOptions options) : options_(options) {}
+  /// With a policy object: policies that keep state across runs (activations, reductions,
+  /// timings) are values, so they plug in here without changing how `run` is called.
+  Tracer(TraceOptions options, policy_type policy) : options_(options), policy_(std::move(policy)) {}
 
   const TraceOptions& options() const noexcept { return options_; }
+  const policy_type& policy() const noexcept { return policy_; }
+  policy_type& policy() noexcept { return policy_; }
 
   /// Runs `model` once on `inputs` (tensors, or tuples/vectors of them) and returns the trace.
   template <class H, class... In>
@@ -200,6 +205,7 @@ class Tracer {
   }
 
   TraceOptions options_;
+  [[no_unique_address]] policy_type policy_{};
 };
 
 }  // namespace recorder
