@@ -3,6 +3,7 @@
 #define BOOST_TEST_MODULE adapters
 #include <boost/test/unit_test.hpp>
 
+#include "describe.hpp"
 #include "models/mlp.hpp"
 
 #include <recorder/render/visible.hpp>
@@ -19,28 +20,8 @@ using recorder::NodeId;
 using recorder::NodeKind;
 using Graph = recorder::Tracer<recorder::record::Graph>;
 
-std::string shape_str(const recorder::Graph& g, NodeId id) {
-  std::string s = "[";
-  for (auto d : g.shape(id)) {
-    if (s.size() > 1) s += ", ";
-    s += std::to_string(d);
-  }
-  return s + "]";
-}
-
-/// "Class path -> out shapes" for every module call but the root.
-std::vector<std::string> calls(const recorder::Trace& t) {
-  std::vector<std::string> out;
-  for (auto c : recorder::views::module_calls(t.graph)) {
-    if (c == t.root) continue;
-    std::string s = t.graph.module_of(c).class_name;
-    s.append(" ").append(t.graph.module_of(c).path).append(" ->");
-    for (auto o : t.graph.call(c).outputs) s.append(" ").append(shape_str(t.graph, o));
-    if (t.graph.node(c).failed) s.append(" FAILED");
-    out.push_back(s);
-  }
-  return out;
-}
+using test::shape_str;
+std::vector<std::string> calls(const recorder::Trace& t) { return test::describe_calls(t); }
 
 /// A model touching every leaf adapter the library promises.
 struct ZooImpl : torch::nn::Module {

@@ -6,6 +6,7 @@
 #include "models/mlp.hpp"
 #include "models/resnet.hpp"
 #include "models/transformer.hpp"
+#include "describe.hpp"
 
 #include <recorder/render/visible.hpp>
 
@@ -21,48 +22,10 @@ using recorder::NodeId;
 using recorder::NodeKind;
 using Graph = recorder::Tracer<recorder::record::Graph>;
 
-std::string shape_str(const recorder::Graph& g, NodeId id) {
-  std::string s = "[";
-  for (auto d : g.shape(id)) {
-    if (s.size() > 1) s += ", ";
-    s += std::to_string(d);
-  }
-  return s + "]";
-}
-
-/// "kind label" for every recorded node, e.g. "module Linear fc1", "function relu".
-std::vector<std::string> describe_nodes(const recorder::Graph& g) {
-  std::vector<std::string> out;
-  for (auto id : recorder::views::nodes(g)) {
-    std::string s(recorder::to_string(g.kind(id)));
-    s += ' ';
-    s += g.label(id);
-    if (g.kind(id) == NodeKind::module) s.append(" ").append(g.module_of(id).path);
-    if (recorder::is_tensor_kind(g.kind(id))) s.append(" ").append(shape_str(g, id));
-    out.push_back(s);
-  }
-  return out;
-}
-
-std::vector<std::string> describe_edges(const recorder::Graph& g) {
-  std::vector<std::string> out;
-  for (const auto& e : g.edges()) out.push_back(std::to_string(e.from.value) + "->" + std::to_string(e.to.value));
-  return out;
-}
-
-/// The label of every visible node ("Linear fc1", "relu", "input") and edges "i->j".
-std::pair<std::vector<std::string>, std::vector<std::string>> describe_visible(
-    const recorder::Trace& t, recorder::RenderOptions o) {
-  const auto vg = recorder::visible_graph(t.graph, o);
-  std::vector<std::string> nodes, edges;
-  for (const auto& n : vg.nodes) {
-    std::string s(t.graph.label(n.node));
-    if (n.kind == NodeKind::module) s += " " + t.graph.module_of(n.node).path;
-    nodes.push_back(s);
-  }
-  for (const auto& e : vg.edges) edges.push_back(std::to_string(e.from) + "->" + std::to_string(e.to));
-  return {nodes, edges};
-}
+using test::describe_edges;
+using test::describe_nodes;
+using test::describe_visible;
+using test::shape_str;
 
 std::map<std::string, int> visible_label_counts(const recorder::Trace& t, recorder::RenderOptions o) {
   std::map<std::string, int> counts;

@@ -6,12 +6,29 @@
 /// node); every other parameter is passed through to libtorch unchanged. Adding an op is one
 /// line here. Overloads of one name are separate lines.
 
-// Ops that are both `at::Tensor` methods and free functions found by ADL (`relu(x)`, `x.relu()`).
-// The free function calls the method, so no `ATen/ops/*.h` header is needed for them.
-#define RECORDER_METHOD_AND_FREE_OPS(X)                                                      \
+// Ops that have an in-place variant too (`x.add(y)` and `x.add_(y)`); both are generated from
+// these lines. The in-place node is named `name`, flagged in place, and the tensor's node
+// advances to the op's output.
+#define RECORDER_INPLACE_CAPABLE_OPS(X)                                                      \
   X(relu, (), ())                                                                            \
   X(sigmoid, (), ())                                                                         \
   X(tanh, (), ())                                                                            \
+  X(add, (Arg other, const at::Scalar& alpha = 1), (other, alpha))                           \
+  X(add, (const at::Scalar& other, const at::Scalar& alpha = 1), (other, alpha))             \
+  X(sub, (Arg other, const at::Scalar& alpha = 1), (other, alpha))                           \
+  X(sub, (const at::Scalar& other, const at::Scalar& alpha = 1), (other, alpha))             \
+  X(mul, (Arg other), (other))                                                               \
+  X(mul, (const at::Scalar& other), (other))                                                 \
+  X(div, (Arg other), (other))                                                               \
+  X(div, (const at::Scalar& other), (other))                                                 \
+  X(masked_fill, (Arg mask, const at::Scalar& value), (mask, value))                         \
+  X(clamp, (const c10::optional<at::Scalar>& min,                                            \
+            const c10::optional<at::Scalar>& max = c10::nullopt),                            \
+    (min, max))
+
+// Ops that are both `at::Tensor` methods and free functions found by ADL (`relu(x)`, `x.relu()`).
+// The free function calls the method, so no `ATen/ops/*.h` header is needed for them.
+#define RECORDER_METHOD_AND_FREE_OPS(X)                                                      \
   X(exp, (), ())                                                                             \
   X(log, (), ())                                                                             \
   X(sqrt, (), ())                                                                            \
@@ -44,14 +61,6 @@
   X(min, (), ())                                                                             \
   X(min, (int64_t dim, bool keepdim = false), (dim, keepdim))                                \
   X(min, (Arg other), (other))                                                               \
-  X(add, (Arg other, const at::Scalar& alpha = 1), (other, alpha))                           \
-  X(add, (const at::Scalar& other, const at::Scalar& alpha = 1), (other, alpha))             \
-  X(sub, (Arg other, const at::Scalar& alpha = 1), (other, alpha))                           \
-  X(sub, (const at::Scalar& other, const at::Scalar& alpha = 1), (other, alpha))             \
-  X(mul, (Arg other), (other))                                                               \
-  X(mul, (const at::Scalar& other), (other))                                                 \
-  X(div, (Arg other), (other))                                                               \
-  X(div, (const at::Scalar& other), (other))                                                 \
   X(pow, (const at::Scalar& exponent), (exponent))                                           \
   X(pow, (Arg exponent), (exponent))                                                         \
   X(eq, (Arg other), (other))                                                                \
@@ -60,14 +69,11 @@
   X(ne, (const at::Scalar& other), (other))                                                  \
   X(lt, (const at::Scalar& other), (other))                                                  \
   X(gt, (const at::Scalar& other), (other))                                                  \
-  X(masked_fill, (Arg mask, const at::Scalar& value), (mask, value))                         \
   X(masked_fill, (Arg mask, Arg value), (mask, value))                                       \
   X(select, (int64_t dim, int64_t index), (dim, index))                                      \
   X(index_select, (int64_t dim, Arg index), (dim, index))                                    \
   X(narrow, (int64_t dim, int64_t start, int64_t length), (dim, start, length))              \
-  X(clamp, (const c10::optional<at::Scalar>& min,                                            \
-            const c10::optional<at::Scalar>& max = c10::nullopt),                            \
-    (min, max))
+  RECORDER_INPLACE_CAPABLE_OPS(X)
 
 // Ops that exist only as `at::Tensor` methods (`x.view({2, -1})`).
 #define RECORDER_METHOD_OPS(X)                                                               \
@@ -93,25 +99,6 @@
     (normalized_shape, weight, bias, eps, cudnn_enable))                                     \
   X(linear, (Arg weight, const c10::optional<at::Tensor>& bias = {}), (weight, bias))         \
   X(where, (Arg self_, Arg other), (self_, other))
-
-// In-place methods: `X(name, ...)` generates `name_` (`x.add_(y)`); the node is named `name`
-// and flagged in-place, and the tensor's node advances to the op's output.
-#define RECORDER_INPLACE_OPS(X)                                                              \
-  X(relu, (), ())                                                                            \
-  X(sigmoid, (), ())                                                                         \
-  X(tanh, (), ())                                                                            \
-  X(add, (Arg other, const at::Scalar& alpha = 1), (other, alpha))                           \
-  X(add, (const at::Scalar& other, const at::Scalar& alpha = 1), (other, alpha))             \
-  X(sub, (Arg other, const at::Scalar& alpha = 1), (other, alpha))                           \
-  X(sub, (const at::Scalar& other, const at::Scalar& alpha = 1), (other, alpha))             \
-  X(mul, (Arg other), (other))                                                               \
-  X(mul, (const at::Scalar& other), (other))                                                 \
-  X(div, (Arg other), (other))                                                               \
-  X(div, (const at::Scalar& other), (other))                                                 \
-  X(masked_fill, (Arg mask, const at::Scalar& value), (mask, value))                         \
-  X(clamp, (const c10::optional<at::Scalar>& min,                                            \
-            const c10::optional<at::Scalar>& max = c10::nullopt),                            \
-    (min, max))
 
 // Ops over a list of tensors: `cat(std::vector{a, b}, 1)` or `recorder::cat({a, b}, 1)`.
 #define RECORDER_LIST_OPS(X) \

@@ -269,7 +269,7 @@ class RecorderTensor {
         #name, *this, [](at::Tensor& self_, const auto&... u) { self_.name##_(u...); }       \
         RECORDER_COMMA_LIST args);                                                             \
   }
-  RECORDER_INPLACE_OPS(RECORDER_DEFINE_INPLACE)
+  RECORDER_INPLACE_CAPABLE_OPS(RECORDER_DEFINE_INPLACE)
 #undef RECORDER_DEFINE_INPLACE
 
   /// `x[i]` is `x.select(0, i)`.
