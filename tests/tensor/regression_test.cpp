@@ -1,5 +1,5 @@
-/// Reproducers for RecorderTensor recording bugs found while writing tests/tensor: each case
-/// states what the design promises and fails while the bug is there.
+/// Regression tests for RecorderTensor recording bugs found while writing tests/tensor (fixed):
+/// each case states what the design promises.
 #define BOOST_TEST_MODULE tensor_regressions
 #include <boost/test/unit_test.hpp>
 

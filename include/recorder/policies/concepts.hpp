@@ -22,6 +22,7 @@
 /// ```
 
 #include <concepts>
+#include <type_traits>
 
 namespace recorder {
 
@@ -33,7 +34,7 @@ concept tagged_recording_policy = requires { typename P::recording_policy_tag; }
 template <class P>
 concept declares_records_graph = requires {
   { P::records_graph } -> std::convertible_to<bool>;
-  requires(P::records_graph || !P::records_graph);  // a constant expression
+  typename std::bool_constant<P::records_graph>;  // a constant expression (else: false)
 };
 
 /// A type usable in `Tracer<...>`'s and `RecorderTensor<...>`'s policy slot.

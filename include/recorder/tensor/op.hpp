@@ -13,8 +13,8 @@
 
 namespace recorder {
 
-/// Calls `f` with every `RecorderTensor` argument unwrapped to its `at::Tensor` (vectors and
-/// tuples of them too) and records one function node named `name`, with edges from those
+/// Calls `f` with every `RecorderTensor` argument unwrapped to its `at::Tensor` (and vectors of
+/// them to vectors of tensors) and records one function node named `name`, with edges from those
 /// arguments and to every tensor `f` returns. Use it for ops the table does not cover:
 ///
 /// ```
@@ -27,7 +27,8 @@ auto op(std::string_view name, F&& f, A&&... args) {
   if constexpr (std::is_void_v<P>) {
     return std::forward<F>(f)(std::forward<A>(args)...);
   } else {
-    auto run = [&] { return std::forward<F>(f)(detail::to_plain(std::forward<A>(args))...); };
+    // Arguments are passed as lvalues: they are read again afterwards to record the operands.
+    auto run = [&] { return std::forward<F>(f)(detail::to_plain(args)...); };
     if constexpr (P::records_graph) {
       if (detail::Session* s = detail::current_session()) {
         const std::string_view interned = s->intern(name);

@@ -8,6 +8,7 @@
 #include <ATen/core/Tensor.h>
 #include <c10/util/Exception.h>
 
+#include <atomic>
 #include <cstdint>
 #include <exception>
 #include <optional>
@@ -15,6 +16,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace recorder::detail {
@@ -24,15 +26,14 @@ class Session;
 /// Where a `RecorderTensor` points: a node of one particular session.
 struct NodeRef {
   NodeId node;
-  std::uint32_t serial = 0;
-  const Session* session = nullptr;
+  std::uint64_t serial = 0;  ///< the session's process-wide serial; 0 for none
 };
 
 /// One recording in progress. Owned by the tracer; reachable through `current_session()`
 /// only inside a `SessionScope`, so the only mutable global state is that thread-local slot.
 class Session {
  public:
-  Session() : serial_(++counter()) {}
+  Session() : serial_(next_serial()) {}
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
@@ -40,7 +41,8 @@ class Session {
   std::vector<NodeId> stack;                             ///< open module calls, root first
   std::unordered_map<const void*, ModuleId> modules;     ///< module object -> its id
   std::vector<const void*> module_objects;               ///< ModuleId -> module object
-  std::unordered_map<const void*, NodeId> parameters;    ///< TensorImpl of a parameter operand
+  /// Parameter operands by TensorImpl; the tensor is kept so its address is not reused.
+  std::unordered_map<const void*, std::pair<at::Tensor, NodeId>> parameters;
   std::vector<NodeId> scratch;                           ///< reused input list of the op being recorded
   std::optional<Failure> failure;
 
@@ -51,10 +53,10 @@ class Session {
     return it->second;
   }
 
-  NodeRef ref(NodeId n) const noexcept { return NodeRef{n, serial_, this}; }
+  NodeRef ref(NodeId n) const noexcept { return NodeRef{n, serial_}; }
   /// True when `r` points into this session (not an older or another thread's recording).
   bool owns(const NodeRef& r) const noexcept {
-    return r.session == this && r.serial == serial_ && r.node.valid();
+    return r.serial == serial_ && r.node.valid();
   }
   /// The module call new nodes belong to.
   NodeId parent() const noexcept { return stack.empty() ? NodeId{} : stack.back(); }
@@ -65,11 +67,13 @@ class Session {
   }
 
  private:
-  static std::uint32_t& counter() noexcept {
-    thread_local std::uint32_t c = 0;
-    return c;
+  // Process-wide, so a session built at a dead session's address (on any thread) is never
+  // taken for it. It only hands out ids; no behaviour depends on it.
+  static std::uint64_t next_serial() noexcept {
+    static std::atomic<std::uint64_t> counter{0};
+    return counter.fetch_add(1, std::memory_order_relaxed) + 1;
   }
-  std::uint32_t serial_;
+  std::uint64_t serial_;
   std::unordered_map<std::string, std::string_view> interned_;
 };
 
@@ -119,10 +123,10 @@ inline NodeId operand_node(Session& s, const at::Tensor& t, const NodeRef& r) {
   if (s.owns(r)) return r.node;
   const bool is_param = t.defined() && t.requires_grad() && t.is_leaf();
   if (is_param) {
-    auto [it, inserted] = s.parameters.try_emplace(t.unsafeGetTensorImpl(), NodeId{});
+    auto [it, inserted] = s.parameters.try_emplace(t.unsafeGetTensorImpl(), t, NodeId{});
     if (inserted)
-      it->second = add_tensor_node(s, NodeKind::parameter, t, {}, s.parent(), s.depth());
-    return it->second;
+      it->second.second = add_tensor_node(s, NodeKind::parameter, t, {}, s.parent(), s.depth());
+    return it->second.second;
   }
   return add_tensor_node(s, NodeKind::constant, t, {}, s.parent(), s.depth());
 }
