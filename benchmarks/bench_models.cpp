@@ -1,0 +1,321 @@
+/// Traced vs plain forward on real models, and libtorch's own C++ tracer as the peer.
+///
+/// For each model, in one run of this program:
+///   Plain     `model->forward(x)` on `torch::Tensor`
+///   Traced    `recorder::Tracer<recorder::record::Graph>{}.run(model, x)` (graph recorded)
+///   Off       `recorder::Tracer<recorder::record::Off>{}.run(model, x)` (nothing recorded)
+///   JitTrace  `torch::jit::tracer::trace(...)` over the same plain forward: one trace call,
+///             producing a TorchScript graph (the in-process C++ peer of the recorder)
+/// Models: ResNet-18 (examples/models/resnet.hpp) at 1x3x224x224; a stack of 100 x
+/// (Linear(64,64) + ReLU) blocks in a `recorder::Sequential` at batch 8; the MLP
+/// (examples/models/mlp.hpp) at batch 1; and the 1,000-op chain of bench_ops as a composite
+/// module traced through `Tracer::run`. All in eval mode under `torch::NoGradGuard`, torch
+/// with one thread.
+
+#include "summary.hpp"
+
+#include <models/mlp.hpp>
+#include <models/resnet.hpp>
+
+#include <recorder/recorder.hpp>
+
+#include <torch/csrc/jit/frontend/tracer.h>
+#include <torch/torch.h>
+
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <utility>
+
+namespace {
+
+// ---- models ---------------------------------------------------------------------------------
+
+/// One block of the stack: Linear(64, 64) then ReLU, generic over its tensor type.
+struct BlockImpl : torch::nn::Module {
+  recorder::Module<torch::nn::Linear> fc{register_module("fc", torch::nn::Linear(64, 64))};
+
+  template <recorder::tensor_like T>
+  T forward(T x) {
+    return relu(fc(x));
+  }
+};
+TORCH_MODULE(Block);
+
+constexpr int kStackDepth = 100;
+constexpr int kChainOps = 1000;
+
+recorder::Sequential<Block> make_stack(int depth = kStackDepth) {
+  recorder::Sequential<Block> s;
+  for (int i = 0; i < depth; ++i) s->push_back(Block());
+  return s;
+}
+
+/// The chain of bench_ops as a module: 1,000 tiny ops on a [4] tensor.
+struct ChainImpl : torch::nn::Module {
+  ChainImpl() : torch::nn::Module("Chain") {}
+  template <recorder::tensor_like T>
+  T forward(T x) {
+    for (int i = 0; i < kChainOps; ++i) {
+      switch (i % 3) {
+        case 0: x = x + 1; break;
+        case 1: x = relu(x); break;
+        default: x = x * 0.5; break;
+      }
+    }
+    return x;
+  }
+};
+TORCH_MODULE(Chain);
+
+/// A model and its input, built once (the first benchmark that needs it).
+template <class M>
+struct Fixture {
+  M model;
+  at::Tensor input;
+};
+
+/// For `torch::jit::tracer::trace` without a `torch::jit::Module` (`self` is null), the
+/// parameters are captured as constants, and libtorch refuses a constant that requires grad.
+/// The JitTrace benchmarks therefore run on a twin of the model (same seed, same weights) whose
+/// parameters do not require grad; in eval mode under NoGradGuard its forward does the same work.
+template <class M>
+Fixture<M> frozen(Fixture<M> f) {
+  for (auto& p : f.model->parameters()) p.requires_grad_(false);
+  return f;
+}
+
+Fixture<models::ResNet> make_resnet() {
+  torch::manual_seed(0);
+  models::ResNet m = models::ResNet18();
+  m->eval();
+  return {m, torch::randn({1, 3, 224, 224})};
+}
+
+Fixture<recorder::Sequential<Block>> make_stack_fixture() {
+  torch::manual_seed(0);
+  auto m = make_stack();
+  m->eval();
+  return {m, torch::randn({8, 64})};
+}
+
+/// Stacks of other depths, for the scaling benchmarks (one per depth, built on first use).
+Fixture<recorder::Sequential<Block>>& stack_of_depth(int depth) {
+  static std::map<int, Fixture<recorder::Sequential<Block>>> stacks;
+  auto it = stacks.find(depth);
+  if (it == stacks.end()) {
+    torch::manual_seed(0);
+    auto m = make_stack(depth);
+    m->eval();
+    it = stacks.emplace(depth, Fixture<recorder::Sequential<Block>>{m, torch::randn({8, 64})}).first;
+  }
+  return it->second;
+}
+
+Fixture<models::MLP> make_mlp() {
+  torch::manual_seed(0);
+  models::MLP m;
+  m->eval();
+  return {m, torch::randn({1, 784})};
+}
+
+Fixture<Chain> make_chain() { return {Chain(), torch::ones({4})}; }
+
+template <auto Make>
+auto& fixture() {
+  static auto f = Make();
+  return f;
+}
+template <auto Make>
+auto& frozen_fixture() {
+  static auto f = frozen(Make());
+  return f;
+}
+
+// ---- the four ways to run a model -----------------------------------------------------------
+
+template <class F>
+void bm_plain(benchmark::State& state, F& f) {
+  torch::NoGradGuard no_grad;
+  for (auto _ : state) {
+    at::Tensor y = f.model->forward(f.input);
+    benchmark::DoNotOptimize(y);
+  }
+}
+
+template <class F>
+void bm_traced(benchmark::State& state, F& f) {
+  torch::NoGradGuard no_grad;
+  std::size_t nodes = 0;
+  std::size_t edges = 0;
+  for (auto _ : state) {
+    auto trace = recorder::Tracer<recorder::record::Graph>{}.run(f.model, f.input);
+    benchmark::DoNotOptimize(trace);
+    nodes = trace.graph.size();
+    edges = trace.graph.edge_count();
+  }
+  state.counters["nodes"] = static_cast<double>(nodes);
+  state.counters["edges"] = static_cast<double>(edges);
+}
+
+template <class F>
+void bm_off(benchmark::State& state, F& f) {
+  torch::NoGradGuard no_grad;
+  for (auto _ : state) {
+    auto trace = recorder::Tracer<recorder::record::Off>{}.run(f.model, f.input);
+    benchmark::DoNotOptimize(trace);
+  }
+}
+
+/// One `torch::jit::tracer::trace` call (libtorch 1.13):
+///   trace(Stack inputs, const std::function<Stack(Stack)>& traced_fn,
+///         std::function<std::string(const Variable&)> var_name_lookup_fn,
+///         bool strict = true, bool force_outplace = false, Module* self = nullptr,
+///         const std::vector<std::string>& argument_names = {})
+/// The parameters are not inputs (self is null): the tracer records them as constants
+/// (see `frozen`).
+template <class F>
+void bm_jit_trace(benchmark::State& state, F& f) {
+  torch::NoGradGuard no_grad;
+  std::size_t nodes = 0;
+  for (auto _ : state) {
+    auto traced = torch::jit::tracer::trace(
+        torch::jit::Stack{c10::IValue(f.input)},
+        [&f](torch::jit::Stack in) -> torch::jit::Stack {
+          return {c10::IValue(f.model->forward(in.at(0).toTensor()))};
+        },
+        [](const torch::autograd::Variable&) { return std::string(); },
+        /*strict=*/true, /*force_outplace=*/false);
+    benchmark::DoNotOptimize(traced);
+    nodes = 0;
+    for (auto* n : traced.first->graph->nodes()) {
+      (void)n;
+      ++nodes;
+    }
+  }
+  state.counters["jit_nodes"] = static_cast<double>(nodes);
+}
+
+// ---- registration -----------------------------------------------------------------------------
+
+constexpr double kResNetMinTime = 3.0;
+constexpr double kSmallMinTime = 1.0;
+
+void BM_ResNet18_Plain(benchmark::State& s) { bm_plain(s, fixture<make_resnet>()); }
+void BM_ResNet18_Traced(benchmark::State& s) { bm_traced(s, fixture<make_resnet>()); }
+void BM_ResNet18_Off(benchmark::State& s) { bm_off(s, fixture<make_resnet>()); }
+void BM_ResNet18_JitTrace(benchmark::State& s) { bm_jit_trace(s, frozen_fixture<make_resnet>()); }
+BENCHMARK(BM_ResNet18_Plain)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(kResNetMinTime);
+BENCHMARK(BM_ResNet18_Traced)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(kResNetMinTime);
+BENCHMARK(BM_ResNet18_Off)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(kResNetMinTime);
+BENCHMARK(BM_ResNet18_JitTrace)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(kResNetMinTime);
+
+void BM_Stack100_Plain(benchmark::State& s) { bm_plain(s, fixture<make_stack_fixture>()); }
+void BM_Stack100_Traced(benchmark::State& s) { bm_traced(s, fixture<make_stack_fixture>()); }
+void BM_Stack100_Off(benchmark::State& s) { bm_off(s, fixture<make_stack_fixture>()); }
+void BM_Stack100_JitTrace(benchmark::State& s) { bm_jit_trace(s, frozen_fixture<make_stack_fixture>()); }
+BENCHMARK(BM_Stack100_Plain)->Unit(benchmark::kMicrosecond)->UseRealTime()->MinTime(kSmallMinTime);
+BENCHMARK(BM_Stack100_Traced)->Unit(benchmark::kMicrosecond)->UseRealTime()->MinTime(kSmallMinTime);
+BENCHMARK(BM_Stack100_Off)->Unit(benchmark::kMicrosecond)->UseRealTime()->MinTime(kSmallMinTime);
+BENCHMARK(BM_Stack100_JitTrace)->Unit(benchmark::kMicrosecond)->UseRealTime()->MinTime(kSmallMinTime);
+
+/// Two libtorch module walks every `Tracer::run` does whatever the policy (so Off pays them
+/// too): `finish_trace` counts parameters through `parameters(/*recurse=*/true)`, and
+/// `ModeGuard`'s destructor restores the mode with `train(bool)`, which recurses through every
+/// submodule. Timed alone on the 100-block stack (201 modules, 200 parameter tensors).
+void BM_Stack100_ParametersWalk(benchmark::State& s) {
+  auto& f = fixture<make_stack_fixture>();
+  for (auto _ : s) {
+    auto ps = f.model->parameters(/*recurse=*/true);
+    benchmark::DoNotOptimize(ps);
+  }
+}
+void BM_Stack100_TrainWalk(benchmark::State& s) {
+  auto& f = fixture<make_stack_fixture>();
+  for (auto _ : s) f.model->train(false);
+}
+BENCHMARK(BM_Stack100_ParametersWalk)->Unit(benchmark::kMicrosecond)->UseRealTime()->MinTime(kSmallMinTime);
+BENCHMARK(BM_Stack100_TrainWalk)->Unit(benchmark::kMicrosecond)->UseRealTime()->MinTime(kSmallMinTime);
+
+/// Scaling with the width of one container: the same blocks, 25 / 100 / 400 of them.
+void BM_StackDepth_Plain(benchmark::State& s) {
+  bm_plain(s, stack_of_depth(static_cast<int>(s.range(0))));
+}
+void BM_StackDepth_Traced(benchmark::State& s) {
+  bm_traced(s, stack_of_depth(static_cast<int>(s.range(0))));
+}
+BENCHMARK(BM_StackDepth_Plain)->Arg(25)->Arg(400)->Unit(benchmark::kMicrosecond)->UseRealTime()->MinTime(kSmallMinTime);
+BENCHMARK(BM_StackDepth_Traced)->Arg(25)->Arg(400)->Unit(benchmark::kMicrosecond)->UseRealTime()->MinTime(kSmallMinTime);
+
+void BM_MLP_Plain(benchmark::State& s) { bm_plain(s, fixture<make_mlp>()); }
+void BM_MLP_Traced(benchmark::State& s) { bm_traced(s, fixture<make_mlp>()); }
+void BM_MLP_Off(benchmark::State& s) { bm_off(s, fixture<make_mlp>()); }
+void BM_MLP_JitTrace(benchmark::State& s) { bm_jit_trace(s, frozen_fixture<make_mlp>()); }
+BENCHMARK(BM_MLP_Plain)->Unit(benchmark::kMicrosecond)->UseRealTime()->MinTime(kSmallMinTime);
+BENCHMARK(BM_MLP_Traced)->Unit(benchmark::kMicrosecond)->UseRealTime()->MinTime(kSmallMinTime);
+BENCHMARK(BM_MLP_Off)->Unit(benchmark::kMicrosecond)->UseRealTime()->MinTime(kSmallMinTime);
+BENCHMARK(BM_MLP_JitTrace)->Unit(benchmark::kMicrosecond)->UseRealTime()->MinTime(kSmallMinTime);
+
+void BM_Chain1000_Plain(benchmark::State& s) { bm_plain(s, fixture<make_chain>()); }
+void BM_Chain1000_Traced(benchmark::State& s) { bm_traced(s, fixture<make_chain>()); }
+void BM_Chain1000_Off(benchmark::State& s) { bm_off(s, fixture<make_chain>()); }
+void BM_Chain1000_JitTrace(benchmark::State& s) { bm_jit_trace(s, frozen_fixture<make_chain>()); }
+BENCHMARK(BM_Chain1000_Plain)->Unit(benchmark::kMicrosecond)->UseRealTime()->MinTime(kSmallMinTime);
+BENCHMARK(BM_Chain1000_Traced)->Unit(benchmark::kMicrosecond)->UseRealTime()->MinTime(kSmallMinTime);
+BENCHMARK(BM_Chain1000_Off)->Unit(benchmark::kMicrosecond)->UseRealTime()->MinTime(kSmallMinTime);
+BENCHMARK(BM_Chain1000_JitTrace)->Unit(benchmark::kMicrosecond)->UseRealTime()->MinTime(kSmallMinTime);
+
+
+std::string run_name(const std::string& base) { return "BM_" + base; }
+
+void summarize(const bench::SummaryReporter& rep, const char* title, const std::string& base,
+               const char* traced_target) {
+  const std::string plain = run_name(base + "_Plain");
+  const std::string traced = run_name(base + "_Traced");
+  const std::string off = run_name(base + "_Off");
+  const std::string jit = run_name(base + "_JitTrace");
+  std::printf(" %s\n", title);
+  bench::print_time(rep, "plain forward", plain);
+  bench::print_time(rep, "Tracer<record::Graph>::run", traced);
+  bench::print_time(rep, "Tracer<record::Off>::run", off);
+  bench::print_time(rep, "torch::jit::tracer::trace", jit);
+  bench::print_ratio(rep, "traced / plain", traced, plain, traced_target);
+  bench::print_ratio(rep, "off / plain", off, plain, "~1.00");
+  bench::print_ratio(rep, "jit trace / plain", jit, plain);
+  bench::print_ratio(rep, "jit trace / traced", jit, traced);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  at::set_num_threads(1);  // stable numbers: every op on the calling thread
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  bench::SummaryReporter rep;
+  benchmark::RunSpecifiedBenchmarks(&rep);
+  benchmark::Shutdown();
+
+  std::printf("\nSummary (torch threads: %d; eval mode, NoGradGuard)\n", at::get_num_threads());
+  summarize(rep, "ResNet-18, 1x3x224x224", "ResNet18", "<= 1.05");
+  summarize(rep, "100 x (Linear(64,64) + ReLU), batch 8", "Stack100", "");
+  summarize(rep, "MLP 784-100-50-10, batch 1", "MLP", "");
+  summarize(rep, "chain of 1000 tiny ops, [4]", "Chain1000", "");
+  bench::print_time(rep, "stack: parameters(recurse) walk", run_name("Stack100_ParametersWalk"));
+  bench::print_time(rep, "stack: train(false) walk", run_name("Stack100_TrainWalk"));
+  std::printf(" scaling with the number of blocks in one recorder::Sequential\n");
+  for (int n : {25, 100, 400}) {
+    const std::string p = n == kStackDepth ? run_name("Stack100_Plain")
+                                           : run_name("StackDepth_Plain/" + std::to_string(n));
+    const std::string t = n == kStackDepth ? run_name("Stack100_Traced")
+                                           : run_name("StackDepth_Traced/" + std::to_string(n));
+    bench::print_overhead_ns(rep, "blocks " + std::to_string(n) + ": overhead per block", t, p, n);
+    bench::print_ratio(rep, "blocks " + std::to_string(n) + ": traced / plain", t, p);
+  }
+  const std::string ct = run_name("Chain1000_Traced");
+  const std::string cp = run_name("Chain1000_Plain");
+  bench::print_overhead_ns(rep, "chain: recording overhead per op", ct, cp, kChainOps, "<= 300 ns");
+  return 0;
+}

@@ -1,0 +1,219 @@
+/// Per-op recording overhead and raw graph appends.
+///
+/// 1. A chain of 1,000 tiny ops (`x + 1`, `relu(x)`, `x * 0.5`, repeated) on a float tensor of
+///    shape [4], written once, generic over its tensor type, and run on
+///      - plain `at::Tensor`                                  (BM_Chain_Plain)
+///      - `RecorderTensor<record::Off>`                       (BM_Chain_Off)
+///      - `RecorderTensor<record::Graph>` with no session     (BM_Chain_GraphNoSession)
+///      - `RecorderTensor<record::Graph>` in a recording      (BM_Chain_Traced): a fresh
+///        `detail::Session` per iteration (as `Tracer::run` makes one per run), so the cost of
+///        growing the graph from empty to ~3,000 nodes is part of the measurement.
+///    Overhead per op = (traced - plain) / 1000.
+/// 2. `recorder::Graph` on its own (no libtorch): appending N ops, each a function node, a
+///    tensor node and two edges, for N = 1k, 10k, 100k; against the same bytes pushed into
+///    four plain `std::vector`s.
+///
+/// Only ATen op headers are included (no <torch/torch.h>). Torch runs with one thread.
+
+#include "summary.hpp"
+
+#include <recorder/graph/graph.hpp>
+#include <recorder/policies/recording.hpp>
+#include <recorder/tensor/recorder_tensor.hpp>
+#include <recorder/tensor/session.hpp>
+
+#include <ATen/Parallel.h>
+#include <ATen/TensorOperators.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/ones.h>
+#include <ATen/ops/relu.h>
+
+#include <benchmark/benchmark.h>
+
+#include <array>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace {
+
+constexpr int kOps = 1000;
+
+/// The chain every variant runs: the same source for `at::Tensor` and `RecorderTensor<P>`.
+/// `(x + 1) * 0.5` converges to 1, so the values stay normal (no denormals, no infinities).
+template <class T>
+T chain(T x) {
+  for (int i = 0; i < kOps; ++i) {
+    switch (i % 3) {
+      case 0: x = x + 1; break;
+      case 1: x = relu(x); break;
+      default: x = x * 0.5; break;
+    }
+  }
+  return x;
+}
+
+at::Tensor small_input() { return at::ones({4}); }
+
+void set_per_op_counter(benchmark::State& state) {
+  // Seconds per op, shown with an SI prefix ("1.2u" = 1.2 us per op).
+  state.counters["per_op"] = benchmark::Counter(
+      kOps, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+}
+
+void BM_Chain_Plain(benchmark::State& state) {
+  const at::Tensor x = small_input();
+  for (auto _ : state) {
+    at::Tensor y = chain(x);
+    benchmark::DoNotOptimize(y);
+  }
+  set_per_op_counter(state);
+}
+BENCHMARK(BM_Chain_Plain);
+
+void BM_Chain_Off(benchmark::State& state) {
+  using T = recorder::RecorderTensor<recorder::record::Off>;
+  const at::Tensor x = small_input();
+  for (auto _ : state) {
+    T y = chain(T(recorder::detail::adopt, x, {}));
+    benchmark::DoNotOptimize(y);
+  }
+  set_per_op_counter(state);
+}
+BENCHMARK(BM_Chain_Off);
+
+void BM_Chain_GraphNoSession(benchmark::State& state) {
+  using T = recorder::RecorderTensor<recorder::record::Graph>;
+  const at::Tensor x = small_input();
+  for (auto _ : state) {
+    T y = chain(T(recorder::detail::adopt, x, {}));
+    benchmark::DoNotOptimize(y);
+  }
+  set_per_op_counter(state);
+}
+BENCHMARK(BM_Chain_GraphNoSession);
+
+void BM_Chain_Traced(benchmark::State& state) {
+  using T = recorder::RecorderTensor<recorder::record::Graph>;
+  namespace d = recorder::detail;
+  const at::Tensor x = small_input();
+  std::size_t nodes = 0;
+  for (auto _ : state) {
+    d::Session s;
+    d::SessionScope scope(s);
+    const recorder::NodeId in = d::add_tensor_node(s, recorder::NodeKind::input, x, {}, {}, 0, "input");
+    T y = chain(T(d::adopt, x, s.ref(in)));
+    benchmark::DoNotOptimize(y);
+    nodes = s.graph.size();
+  }
+  set_per_op_counter(state);
+  state.counters["nodes"] = static_cast<double>(nodes);
+}
+BENCHMARK(BM_Chain_Traced);
+
+// ---- the graph alone ---------------------------------------------------------------------
+
+constexpr std::array<std::int64_t, 4> kShape{1, 64, 56, 56};
+
+void BM_GraphAppend(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  std::size_t nodes = 0;
+  std::size_t edges = 0;
+  for (auto _ : state) {
+    recorder::Graph g;
+    recorder::NodeId prev = g.add_tensor(recorder::NodeKind::input, {}, 0, kShape, "Float", "cpu");
+    for (std::size_t i = 0; i < n; ++i) {
+      const recorder::NodeId fn = g.add_function("relu", {}, 1);
+      g.add_edge(prev, fn);
+      const recorder::NodeId t =
+          g.add_tensor(recorder::NodeKind::tensor, {}, 1, kShape, "Float", "cpu", fn);
+      g.add_edge(fn, t);
+      prev = t;
+    }
+    benchmark::DoNotOptimize(g);
+    nodes = g.size();
+    edges = g.edge_count();
+  }
+  state.counters["per_op"] = benchmark::Counter(
+      static_cast<double>(n),
+      benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+  state.counters["nodes"] = static_cast<double>(nodes);
+  state.counters["edges"] = static_cast<double>(edges);
+}
+BENCHMARK(BM_GraphAppend)->Arg(1000)->Arg(10000)->Arg(100000);
+
+/// The floor: the same records pushed into four plain vectors (no checks, no ids).
+void BM_VectorAppendBaseline(benchmark::State& state) {
+  struct Node {
+    std::uint8_t kind;
+    std::uint16_t depth;
+    std::uint32_t parent;
+    std::uint32_t data;
+  };
+  struct Edge {
+    std::uint32_t from, to;
+  };
+  struct Tensor {
+    std::uint32_t shape_begin, ndim;
+    const char* dtype;
+    const char* device;
+    std::uint32_t producer;
+  };
+  const auto n = static_cast<std::size_t>(state.range(0));
+  for (auto _ : state) {
+    std::vector<Node> nodes;
+    std::vector<Edge> edges;
+    std::vector<Tensor> tensors;
+    std::vector<std::int64_t> dims;
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto fn = static_cast<std::uint32_t>(nodes.size());
+      nodes.push_back(Node{5, 1, 0, static_cast<std::uint32_t>(i)});
+      edges.push_back(Edge{fn - 1, fn});
+      tensors.push_back(Tensor{static_cast<std::uint32_t>(dims.size()), 4, "Float", "cpu", fn});
+      dims.insert(dims.end(), kShape.begin(), kShape.end());
+      nodes.push_back(Node{2, 1, 0, static_cast<std::uint32_t>(tensors.size() - 1)});
+      edges.push_back(Edge{fn, fn + 1});
+    }
+    benchmark::DoNotOptimize(nodes.data());
+    benchmark::DoNotOptimize(edges.data());
+    benchmark::DoNotOptimize(tensors.data());
+    benchmark::DoNotOptimize(dims.data());
+    benchmark::ClobberMemory();
+  }
+  state.counters["per_op"] = benchmark::Counter(
+      static_cast<double>(n),
+      benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_VectorAppendBaseline)->Arg(1000)->Arg(10000)->Arg(100000);
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  at::set_num_threads(1);  // stable numbers: every op on the calling thread
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  bench::SummaryReporter rep;
+  benchmark::RunSpecifiedBenchmarks(&rep);
+  benchmark::Shutdown();
+
+  std::printf("\nSummary (torch threads: %d; chain of %d ops on a [4] float tensor)\n",
+              at::get_num_threads(), kOps);
+  bench::print_time(rep, "plain chain of 1000 ops", "BM_Chain_Plain");
+  bench::print_time(rep, "traced chain of 1000 ops", "BM_Chain_Traced");
+  bench::print_overhead_ns(rep, "recording overhead per op", "BM_Chain_Traced", "BM_Chain_Plain",
+                           kOps, "<= 300 ns");
+  bench::print_ratio(rep, "traced / plain", "BM_Chain_Traced", "BM_Chain_Plain");
+  bench::print_ratio(rep, "off / plain", "BM_Chain_Off", "BM_Chain_Plain", "~1.00");
+  bench::print_ratio(rep, "graph policy, no session / plain", "BM_Chain_GraphNoSession",
+                     "BM_Chain_Plain");
+  for (const char* n : {"1000", "10000", "100000"}) {
+    const std::string g = std::string("BM_GraphAppend/") + n;
+    const std::string v = std::string("BM_VectorAppendBaseline/") + n;
+    if (auto t = rep.times(g))
+      std::printf("  Graph, %6s ops (fn + tensor + 2 edges each): cpu %6.1f ns/op, wall %6.1f ns/op\n",
+                  n, t->cpu * 1e9 / std::stod(n), t->real * 1e9 / std::stod(n));
+    bench::print_ratio(rep, std::string("Graph / 4 plain vectors, ") + n, g, v);
+  }
+  return 0;
+}
