@@ -54,7 +54,19 @@ class ModeGuard {
   bool was_training_;
 };
 
-/// Moves a session's graph into `t`, with the model-level facts.
+/// Adds every parameter below `m` to `seen` (by TensorImpl), without building names.
+inline void collect_parameters(const torch::nn::Module& m, std::unordered_set<const void*>& seen,
+                               Trace& t) {
+  for (const auto& p : m.parameters(/*recurse=*/false)) {
+    if (!seen.insert(p.unsafeGetTensorImpl()).second) continue;
+    t.total_params += static_cast<std::uint64_t>(p.numel());
+    if (p.requires_grad()) t.trainable_params += static_cast<std::uint64_t>(p.numel());
+  }
+  for (const auto& child : m.children()) collect_parameters(*child, seen, t);
+}
+
+/// Moves a session's graph into `t`, with the model-level facts (parameter totals count each
+/// tensor once, tied weights included).
 inline void finish_trace(Session& s, const torch::nn::Module& model, Trace& t) {
   t.graph = std::move(s.graph);
   t.failure = s.failure;
@@ -66,11 +78,7 @@ inline void finish_trace(Session& s, const torch::nn::Module& model, Trace& t) {
   }
   t.model_name = t.root.valid() ? t.graph.module_of(t.root).class_name : class_name_of(model);
   std::unordered_set<const void*> seen;
-  for (const auto& p : model.parameters(/*recurse=*/true)) {
-    if (!seen.insert(p.unsafeGetTensorImpl()).second) continue;
-    t.total_params += static_cast<std::uint64_t>(p.numel());
-    if (p.requires_grad()) t.trainable_params += static_cast<std::uint64_t>(p.numel());
-  }
+  collect_parameters(model, seen, t);
 }
 
 inline std::string_view indexed_name(Session& s, std::string_view base, std::size_t i,
@@ -96,7 +104,8 @@ torch::nn::Module& module_of_holder(H& h) {
 /// auto y = trace.output;  // the forward's result, as plain tensors
 /// ```
 /// The model is a module holder whose forward is templated on its tensor type (or any
-/// holder `recorder::Module<H>` accepts). When the forward throws, `run` throws a
+/// holder `recorder::Module<H>` accepts). With `record::Off` nothing is recorded and the trace
+/// is empty. When the forward throws, `run` throws a
 /// `TraceError` naming the op and module, carrying the partial trace.
 template <recording_policy... Ps>
 class Tracer {
@@ -162,8 +171,10 @@ class Tracer {
     };
     using PlainOut = decltype(detail::map_leaves(*out, plain));
     Traced<PlainOut> result;
-    if constexpr (policy_type::records_graph) mark_outputs(s, *out);
-    detail::finish_trace(s, root_module, result);
+    if constexpr (policy_type::records_graph) {
+      mark_outputs(s, *out);
+      detail::finish_trace(s, root_module, result);
+    }
     result.output = detail::map_leaves(*out, plain);
     return result;
   }

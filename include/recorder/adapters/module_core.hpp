@@ -9,7 +9,8 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <unordered_set>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 namespace recorder::detail {
@@ -23,18 +24,51 @@ inline std::string class_name_of(const torch::nn::Module& m) {
   return std::string(n);
 }
 
-/// The name under which `parent` registered `child` (pointer identity), or "" if it did not.
-/// Looks at direct children first, then at deeper descendants (a relative dotted path).
-inline std::string registered_name(const torch::nn::Module& parent, const torch::nn::Module* child) {
-  for (const auto& item : parent.named_children())
-    if (item.value().get() == child) return item.key();
+inline std::string join_path(const std::string& parent, const std::string& name) {
+  return parent.empty() ? name : parent + "." + name;
+}
+
+/// Records the paths of `m`'s direct children (one `named_children()` per module, not per call).
+inline void learn_child_paths(Session& s, const torch::nn::Module& m, const std::string& path) {
+  for (const auto& item : m.named_children())
+    s.known_paths.try_emplace(item.value().get(), join_path(path, item.key()));
+}
+
+/// The path of `child`, called inside the module `parent` (at `parent_path`): learnt from its
+/// parent's children, or found among the parent's descendants (a `ModuleList` that is never
+/// called itself), or "" when the parent did not register it.
+inline std::string find_path(Session& s, const torch::nn::Module& parent,
+                             const std::string& parent_path, const torch::nn::Module* child) {
+  if (auto it = s.known_paths.find(child); it != s.known_paths.end()) return it->second;
   for (const auto& item : parent.named_modules("", /*include_self=*/false))
-    if (item.value().get() == child) return item.key();
+    s.known_paths.try_emplace(item.value().get(), join_path(parent_path, item.key()));
+  if (auto it = s.known_paths.find(child); it != s.known_paths.end()) return it->second;
   return {};
 }
 
-/// Fills parameter information: own parameters, and recursive counts with shared tensors once.
-inline void describe_parameters(const torch::nn::Module& m, ModuleInfo& info) {
+/// Parameters below `m` (all, trainable), summed bottom-up over its children and memoized, so
+/// each module's own parameters are read once per session. A tensor registered in two
+/// submodules counts in each; `Trace::total_params` counts it once.
+inline std::pair<std::uint64_t, std::uint64_t> count_parameters(Session& s,
+                                                                const torch::nn::Module& m) {
+  if (auto it = s.param_counts.find(&m); it != s.param_counts.end()) return it->second;
+  std::pair<std::uint64_t, std::uint64_t> n{0, 0};
+  for (const auto& p : m.parameters(/*recurse=*/false)) {
+    const auto k = static_cast<std::uint64_t>(p.numel());
+    n.first += k;
+    if (p.requires_grad()) n.second += k;
+  }
+  for (const auto& child : m.children()) {
+    const auto c = count_parameters(s, *child);
+    n.first += c.first;
+    n.second += c.second;
+  }
+  s.param_counts.emplace(&m, n);
+  return n;
+}
+
+/// Fills parameter information: own parameters by name, and the recursive counts.
+inline void describe_parameters(Session& s, const torch::nn::Module& m, ModuleInfo& info) {
   for (const auto& p : m.named_parameters(/*recurse=*/false)) {
     ParamInfo pi;
     pi.name = p.key();
@@ -44,17 +78,11 @@ inline void describe_parameters(const torch::nn::Module& m, ModuleInfo& info) {
     pi.trainable = p.value().requires_grad();
     info.params.push_back(std::move(pi));
   }
-  std::unordered_set<const void*> seen;
-  for (const auto& p : m.parameters(/*recurse=*/true)) {
-    if (!seen.insert(p.unsafeGetTensorImpl()).second) continue;
-    const auto n = static_cast<std::uint64_t>(p.numel());
-    info.param_count += n;
-    if (p.requires_grad()) info.trainable_count += n;
-  }
+  std::tie(info.param_count, info.trainable_count) = count_parameters(s, m);
 }
 
 /// The id of module object `m` in this session, registering it on first sight. Its path is
-/// found from the module running now (the parent) by pointer identity, once per module.
+/// found from the module running now (the parent) by pointer identity.
 inline ModuleId module_id(Session& s, const torch::nn::Module& m, bool leaf) {
   if (auto it = s.modules.find(&m); it != s.modules.end()) return it->second;
   ModuleInfo info;
@@ -64,16 +92,16 @@ inline ModuleId module_id(Session& s, const torch::nn::Module& m, bool leaf) {
   if (!parent_call.valid()) {
     info.name = info.class_name;
   } else {
-    const ModuleInfo& parent = s.graph.module_of(parent_call);
+    const std::string& parent_path = s.graph.module_of(parent_call).path;
     const auto* parent_module =
         static_cast<const torch::nn::Module*>(s.module_objects.at(s.graph.call(parent_call).module.value));
-    std::string name = registered_name(*parent_module, &m);
-    if (name.empty()) name = "(unregistered " + info.class_name + ")";
-    info.path = parent.path.empty() ? name : parent.path + "." + name;
-    const auto dot = name.rfind('.');
-    info.name = dot == std::string::npos ? name : name.substr(dot + 1);
+    info.path = find_path(s, *parent_module, parent_path, &m);
+    if (info.path.empty()) info.path = join_path(parent_path, "(unregistered " + info.class_name + ")");
+    const auto dot = info.path.rfind('.');
+    info.name = dot == std::string::npos ? info.path : info.path.substr(dot + 1);
   }
-  describe_parameters(m, info);
+  describe_parameters(s, m, info);
+  if (!leaf) learn_child_paths(s, m, info.path);
   const ModuleId id = s.graph.add_module(std::move(info));
   s.modules.emplace(&m, id);
   s.module_objects.push_back(&m);

@@ -41,6 +41,10 @@ class Session {
   std::vector<NodeId> stack;                             ///< open module calls, root first
   std::unordered_map<const void*, ModuleId> modules;     ///< module object -> its id
   std::vector<const void*> module_objects;               ///< ModuleId -> module object
+  /// Paths of modules not called yet, learnt from their parents' children once per parent.
+  std::unordered_map<const void*, std::string> known_paths;
+  /// Parameter counts of module objects (recursive; all, trainable), computed once each.
+  std::unordered_map<const void*, std::pair<std::uint64_t, std::uint64_t>> param_counts;
   /// Parameter operands by TensorImpl; the tensor is kept so its address is not reused.
   std::unordered_map<const void*, std::pair<at::Tensor, NodeId>> parameters;
   std::vector<NodeId> scratch;                           ///< reused input list of the op being recorded
