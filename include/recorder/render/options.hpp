@@ -27,6 +27,19 @@ struct RenderOptions {
   // `{}`: without a default member initializer, g++ 12's -Wextra warns on `{.depth = 2}`
   // (-Wmissing-field-initializers fires for omitted members in designated initializers).
   std::string graph_name{};
+  /// Draw composite module calls above `depth` as dashed clusters around their contents.
+  bool expand_nested = false;
+  /// Functions recorded inside a leaf module call stay hidden: the leaf is one node. Off: a
+  /// leaf call above `depth` that contains recorded functions is drawn through like a
+  /// composite call.
+  bool hide_module_functions = true;
+  /// Draw repeated calls of the same module (one with parameters) and of the same stateless op
+  /// feeding the same nodes once; repeated edges are labelled ` x2`, ` x3`, ...
+  bool roll = false;
+  /// Merge parallel edges into one (Graphviz's `strict digraph`).
+  bool strict = true;
+  /// Module nodes show their parameter count.
+  bool show_params = false;
 };
 
 /// Graphviz's spelling of a direction: "TB", "LR", "BT" or "RL".

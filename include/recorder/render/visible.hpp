@@ -20,13 +20,23 @@ struct VisibleNode {
   bool collapsed = false;         ///< a composite module call drawn as one box
   std::vector<NodeId> inputs;     ///< op and module nodes: tensor nodes flowing in, in order
   std::vector<NodeId> outputs;    ///< op and module nodes: tensor nodes flowing out, in order
+  std::uint32_t calls = 1;        ///< how many recorded calls or ops were rolled into this node
+  std::int32_t cluster = -1;      ///< innermost cluster containing it (`VisibleGraph::clusters`)
 };
 
 /// One drawn edge between two visible nodes (indices into `VisibleGraph::nodes`).
 struct VisibleEdge {
   std::uint32_t from = 0;
   std::uint32_t to = 0;
+  std::uint32_t count = 1;  ///< how many parallel edges between `from` and `to` were merged
   friend constexpr bool operator==(const VisibleEdge&, const VisibleEdge&) = default;
+};
+
+/// A composite module call drawn as a cluster around its contents (`expand_nested`).
+struct VisibleCluster {
+  NodeId call;               ///< the recorded module call
+  std::int32_t parent = -1;  ///< the enclosing cluster's index, or -1
+  friend constexpr bool operator==(const VisibleCluster&, const VisibleCluster&) = default;
 };
 
 class VisibleGraph;
@@ -38,6 +48,7 @@ class VisibleGraph {
  public:
   std::vector<VisibleNode> nodes;
   std::vector<VisibleEdge> edges;
+  std::vector<VisibleCluster> clusters;  ///< in recording order of their calls
 
   /// The visible node that stands for recorded node `id`: itself when drawn, the folded
   /// module call around it when hidden inside one, nothing when it is not shown at all
@@ -188,7 +199,7 @@ inline VisibleGraph visible_graph(const Graph& g, const RenderOptions& options) 
     const std::uint32_t s = source(e.from);
     const std::uint32_t t = target(e.to);
     if (s == none || t == none || s == t) continue;
-    if (seen.insert((std::uint64_t{s} << 32) | t).second) vg.edges.push_back(VisibleEdge{s, t});
+    if (seen.insert((std::uint64_t{s} << 32) | t).second) vg.edges.push_back(VisibleEdge{s, t, 1});
   }
 
   for (VisibleNode& v : vg.nodes) {
