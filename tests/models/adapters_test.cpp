@@ -8,6 +8,8 @@
 
 #include <recorder/render/visible.hpp>
 
+#include <range/v3/range/conversion.hpp>
+
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -317,4 +319,28 @@ BOOST_AUTO_TEST_CASE(unregistered_submodules_are_named_as_such) {
   BOOST_TEST(calls(t) == (std::vector<std::string>{"Linear (unregistered Linear) -> [1, 2]"}),
              boost::test_tools::per_element());
   BOOST_TEST(t.total_params == 0u);  // the loose Linear is not a parameter of the model
+}
+
+#include "peer_models.hpp"
+
+BOOST_AUTO_TEST_CASE(leaf_modules_take_tuple_state_and_constants_enter_the_trace) {
+  torch::manual_seed(0);
+  peers::SimpleRNN model;
+  const auto x = torch::randn({2, 3});
+  torch::manual_seed(1);
+  const auto plain = model->forward(x);
+  torch::manual_seed(1);
+  auto t = Graph{}.run(model, x);
+  BOOST_TEST(plain.equal(t.output));
+  // Two constants (the initial h and c), 4 LSTMCell calls fed (x, (h, c)), 4 LeakyReLU calls.
+  BOOST_TEST(recorder::views::count(t.graph, NodeKind::constant) == 2u);
+  std::vector<std::size_t> cell_inputs;
+  for (auto c : recorder::views::calls_of_class(t.graph, "LSTMCell")) cell_inputs.push_back(t.graph.call(c).inputs.size());
+  BOOST_TEST(cell_inputs == (std::vector<std::size_t>{3, 3, 3, 3}), boost::test_tools::per_element());
+  // The second cell reads the first cell's c and the first LeakyReLU's h.
+  const auto cells = recorder::views::calls_of_class(t.graph, "LSTMCell") | ranges::to<std::vector>();
+  const auto& second = t.graph.call(cells[1]).inputs;
+  BOOST_TEST(t.graph.tensor(second[2]).producer == cells[0]);
+  BOOST_TEST(t.graph.label(t.graph.tensor(second[1]).producer) == "LeakyReLU");
+  BOOST_TEST(recorder::constant<at::Tensor>(x).equal(x));  // plain world: the tensor itself
 }

@@ -7,6 +7,7 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -27,6 +28,20 @@ template <class P, class Alloc>
 struct policy_of_arg<std::vector<RecorderTensor<P>, Alloc>> {
   using type = P;
 };
+template <class... T>
+struct policy_of_arg<std::tuple<T...>> {
+  template <class... Ps>
+  struct first_non_void {
+    using type = void;
+  };
+  template <class Q, class... Ps>
+  struct first_non_void<Q, Ps...> {
+    using type = std::conditional_t<std::is_void_v<Q>, typename first_non_void<Ps...>::type, Q>;
+  };
+  using type = typename first_non_void<typename policy_of_arg<std::remove_cvref_t<T>>::type...>::type;
+};
+template <class A, class B>
+struct policy_of_arg<std::pair<A, B>> : policy_of_arg<std::tuple<A, B>> {};
 
 /// The recording policy of the first traced argument, or `void` when all are plain.
 template <class... A>
@@ -41,13 +56,29 @@ struct first_policy<A, Rest...> {
 template <class... A>
 using first_policy_t = typename first_policy<A...>::type;
 
+template <class T>
+inline constexpr bool holds_recorder_tensor = is_recorder_tensor_v<T>;
+template <class... T>
+inline constexpr bool holds_recorder_tensor<std::tuple<T...>> = (holds_recorder_tensor<T> || ...);
+template <class A, class B>
+inline constexpr bool holds_recorder_tensor<std::pair<A, B>> =
+    holds_recorder_tensor<A> || holds_recorder_tensor<B>;
+
 /// An argument as libtorch sees it: `RecorderTensor` -> `const at::Tensor&`, vectors of them
-/// -> `std::vector<at::Tensor>`, anything else unchanged.
+/// -> `std::vector<at::Tensor>`, tuples and pairs holding them -> the same with `at::Tensor`s
+/// (LSTMCell's `(h, c)` state), anything else unchanged.
 template <class A>
 decltype(auto) to_plain(A&& a) {
   using D = std::remove_cvref_t<A>;
   if constexpr (is_recorder_tensor_v<D>) {
     return (a.tensor());
+  } else if constexpr ((is_std_tuple<D>::value || is_std_pair<D>::value) &&
+                       holds_recorder_tensor<D>) {
+    auto plain = [](const auto& leaf) {
+      if constexpr (is_recorder_tensor_v<decltype(leaf)>) return at::Tensor(leaf.tensor());
+      else return leaf;
+    };
+    return map_leaves(a, plain);
   } else if constexpr (is_std_vector<D>::value) {
     if constexpr (is_recorder_tensor_v<typename D::value_type>) {
       std::vector<at::Tensor> out;

@@ -359,6 +359,30 @@ std::remove_cvref_t<T> stack(std::initializer_list<T> ts, int64_t dim = 0) {
   else return at::stack(ts, dim);
 }
 
+/// Brings a tensor made inside a generic forward (an initial RNN state from `torch::zeros`, a
+/// mask) into `T`'s world: `t` itself for `torch::Tensor`; for a `RecorderTensor`, a tensor
+/// recorded as a constant node (a parameter node if it is a leaf that requires grad).
+///
+/// ```
+/// T hx = recorder::constant<T>(torch::zeros({batch, hidden}));
+/// ```
+template <tensor_like T>
+std::remove_cvref_t<T> constant(at::Tensor t) {
+  using R = std::remove_cvref_t<T>;
+  if constexpr (!is_recorder_tensor_v<R>) {
+    return t;
+  } else {
+    using P = typename R::policy_type;
+    if constexpr (P::records_graph) {
+      if (detail::Session* s = detail::current_session()) {
+        const NodeId n = detail::operand_node(*s, t, detail::NodeRef{});
+        return R(detail::adopt, std::move(t), s->ref(n));
+      }
+    }
+    return R(detail::adopt, std::move(t), detail::ref_t<P>{});
+  }
+}
+
 /// The plain tensor behind `x`: `x` itself for a `torch::Tensor`, `x.tensor()` otherwise.
 template <tensor_like T>
 const at::Tensor& plain(const T& x) noexcept {
