@@ -4,8 +4,10 @@
 #include <recorder/detail/escape.hpp>
 #include <recorder/graph/trace.hpp>
 #include <recorder/render/options.hpp>
+#include <recorder/render/styler.hpp>
 #include <recorder/render/visible.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <ostream>
@@ -55,35 +57,54 @@ inline std::string shapes_repr(const Graph& g, const std::vector<NodeId>& tensor
   return out;
 }
 
-/// The Graphviz fill colour of a node kind.
-constexpr std::string_view dot_fill(NodeKind k) noexcept {
-  switch (k) {
-    case NodeKind::function: return "aliceblue";
-    case NodeKind::module: return "darkseagreen1";
-    case NodeKind::constant:
-    case NodeKind::parameter: return "gray90";
-    default: return "lightyellow";
+/// `n` with thousands separators: `9,408`, `11,689,512`.
+inline std::string with_thousands(std::uint64_t n) {
+  const std::string digits = std::to_string(n);
+  std::string out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
   }
+  return out;
 }
 
-/// The first cell of a node's label (escaped HTML): what it is and its depth.
-inline std::string dot_title(const Graph& g, NodeId id) {
+/// A DOT attribute value: as it is when it is a plain identifier or number (`aliceblue`,
+/// `0.5`), else double-quoted and escaped (`"#ff0000"`).
+inline std::string dot_value(std::string_view v) {
+  const bool plain = !v.empty() && std::all_of(v.begin(), v.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           c == '_' || c == '.';
+  });
+  return plain ? std::string(v) : dot_quoted(v);
+}
+
+/// A module's class and, when it differs, its registered name (escaped HTML), with the call
+/// number when the module was called more than once: `Conv2d<BR/>conv1 (call 2/3)`.
+/// `rolled` > 1 says how many calls one rolled node stands for: `LSTMCell<BR/>cell (4 calls)`.
+inline std::string dot_module_title(const Graph& g, NodeId call, std::uint32_t rolled = 1) {
+  const ModuleInfo& m = g.module_of(call);
+  std::string out = html_escape(m.class_name);
+  if (!m.name.empty() && m.name != m.class_name) out += "<BR/>" + html_escape(m.name);
+  if (rolled > 1)
+    out += " (" + std::to_string(rolled) + " calls)";
+  else if (m.calls > 1)
+    out += " (call " + std::to_string(g.call(call).call_index + 1) + "/" +
+           std::to_string(m.calls) + ")";
+  return out;
+}
+
+/// The first cell of a node's label (escaped HTML): what it is and its depth. `rolled` > 1
+/// says how many calls one rolled op node stands for.
+inline std::string dot_title(const Graph& g, NodeId id, std::uint32_t rolled = 1) {
   const Graph::Node& n = g.node(id);
   std::string out;
   switch (n.kind) {
     case NodeKind::function:
       out = html_escape(g.function(id).op);
       if (n.inplace) out += '_';
+      if (rolled > 1) out += " (" + std::to_string(rolled) + " calls)";
       break;
-    case NodeKind::module: {
-      const ModuleInfo& m = g.module_of(id);
-      out = html_escape(m.class_name);
-      if (!m.name.empty() && m.name != m.class_name) out += "<BR/>" + html_escape(m.name);
-      if (m.calls > 1)
-        out += " (call " + std::to_string(g.call(id).call_index + 1) + "/" +
-               std::to_string(m.calls) + ")";
-      break;
-    }
+    case NodeKind::module: out = dot_module_title(g, id, rolled); break;
     default: {
       switch (n.kind) {
         case NodeKind::tensor: out = "hidden-tensor"; break;
@@ -100,13 +121,52 @@ inline std::string dot_title(const Graph& g, NodeId id) {
   return out;
 }
 
-/// Writes the DOT text of `trace` seen with `options` to `out`.
-inline void write_dot(const Trace& trace, const RenderOptions& options, std::string& out) {
+/// Writes the node statement of visible node `i` to `out`, each line starting with `indent`.
+inline void write_dot_node(const Graph& g, const RenderOptions& options, const VisibleGraph& vg,
+                           std::size_t i, const NodeStyle& style, std::string_view indent,
+                           std::string& out) {
+  const VisibleNode& v = vg.nodes[i];
+  const std::string in(indent);
+  const std::string in2 = in + '\t';
+  out += in + "n" + std::to_string(i) + " [label=<\n";
+  out += in2 + "<TABLE BORDER=\"0\" CELLBORDER=\"1\" CELLSPACING=\"0\" CELLPADDING=\"4\"";
+  if (!style.color.empty()) out += " COLOR=\"" + html_escape(style.color) + "\"";
+  out += ">\n";
+  const std::string title = dot_title(g, v.node, v.calls);
+  const bool params = options.show_params && v.kind == NodeKind::module;
+  if (!options.show_shapes) {
+    out += in2 + "<TR><TD>" + title + "</TD></TR>\n";
+    if (params)
+      out += in2 + "<TR><TD>params: " + with_thousands(g.module_of(v.node).param_count) +
+             "</TD></TR>\n";
+  } else if (is_tensor_kind(v.kind)) {
+    out += in2 + "<TR><TD>" + title + "</TD><TD>" + shape_repr(g.shape(v.node)) + "</TD></TR>\n";
+  } else {
+    out += in2 + "<TR><TD ROWSPAN=\"2\">" + title +
+           "</TD><TD COLSPAN=\"2\">input:</TD><TD COLSPAN=\"2\">" + shapes_repr(g, v.inputs) +
+           "</TD></TR>\n";
+    out += in2 + "<TR><TD COLSPAN=\"2\">output:</TD><TD COLSPAN=\"2\">" +
+           shapes_repr(g, v.outputs) + "</TD></TR>\n";
+    if (params)
+      out += in2 + "<TR><TD COLSPAN=\"5\">params: " +
+             with_thousands(g.module_of(v.node).param_count) + "</TD></TR>\n";
+  }
+  out += in2 + "</TABLE>>";
+  if (!style.fillcolor.empty()) out += " fillcolor=" + dot_value(style.fillcolor);
+  if (!style.color.empty()) out += " color=" + dot_value(style.color);
+  if (!style.extra.empty()) out += " " + style.extra;
+  out += "]\n";
+}
+
+/// Writes the DOT text of visible graph `vg` of `trace`, with one style per node and edge.
+inline void write_dot(const Trace& trace, const RenderOptions& options, const VisibleGraph& vg,
+                      const std::vector<NodeStyle>& node_styles,
+                      const std::vector<EdgeStyle>& edge_styles, std::string& out) {
   const Graph& g = trace.graph;
-  const VisibleGraph vg = visible_graph(g, options);
   const std::string& name = options.graph_name.empty() ? trace.model_name : options.graph_name;
 
-  out += "strict digraph " + dot_quoted(name) + " {\n";
+  out += options.strict ? "strict digraph " : "digraph ";
+  out += dot_quoted(name) + " {\n";
   out += "\tgraph [ordering=in rankdir=";
   out += to_string(options.direction);
   out += "]\n";
@@ -114,33 +174,77 @@ inline void write_dot(const Trace& trace, const RenderOptions& options, std::str
          "ranksep=0.1 shape=plaintext style=filled]\n";
   out += "\tedge [fontsize=10]\n";
 
-  for (std::size_t i = 0; i < vg.nodes.size(); ++i) {
-    const VisibleNode& v = vg.nodes[i];
-    const bool failed = g.node(v.node).failed;
-    out += "\tn" + std::to_string(i) + " [label=<\n";
-    out += "\t\t<TABLE BORDER=\"0\" CELLBORDER=\"1\" CELLSPACING=\"0\" CELLPADDING=\"4\"";
-    if (failed) out += " COLOR=\"red\"";
-    out += ">\n";
-    const std::string title = dot_title(g, v.node);
-    if (!options.show_shapes) {
-      out += "\t\t<TR><TD>" + title + "</TD></TR>\n";
-    } else if (is_tensor_kind(v.kind)) {
-      out += "\t\t<TR><TD>" + title + "</TD><TD>" + shape_repr(g.shape(v.node)) + "</TD></TR>\n";
-    } else {
-      out += "\t\t<TR><TD ROWSPAN=\"2\">" + title +
-             "</TD><TD COLSPAN=\"2\">input:</TD><TD COLSPAN=\"2\">" + shapes_repr(g, v.inputs) +
-             "</TD></TR>\n";
-      out += "\t\t<TR><TD COLSPAN=\"2\">output:</TD><TD COLSPAN=\"2\">" +
-             shapes_repr(g, v.outputs) + "</TD></TR>\n";
+  if (vg.clusters.empty()) {
+    for (std::size_t i = 0; i < vg.nodes.size(); ++i)
+      write_dot_node(g, options, vg, i, node_styles[i], "\t", out);
+  } else {
+    // What each cluster (and the top level, slot 0) holds, in order of first drawn node:
+    // a value >= 0 is a node, -1 - k is cluster k.
+    std::vector<std::vector<std::int64_t>> items(vg.clusters.size() + 1);
+    std::vector<char> placed(vg.clusters.size(), 0);
+    for (std::size_t i = 0; i < vg.nodes.size(); ++i) {
+      std::int32_t c = vg.nodes[i].cluster;
+      items[static_cast<std::size_t>(c + 1)].push_back(static_cast<std::int64_t>(i));
+      while (c >= 0 && !placed[static_cast<std::size_t>(c)]) {
+        placed[static_cast<std::size_t>(c)] = 1;
+        const std::int32_t parent = vg.clusters[static_cast<std::size_t>(c)].parent;
+        items[static_cast<std::size_t>(parent + 1)].push_back(-1 - std::int64_t{c});
+        c = parent;
+      }
     }
-    out += "\t\t</TABLE>> fillcolor=";
-    out += dot_fill(v.kind);
-    if (failed) out += " color=red";
-    out += "]\n";
+    const auto emit = [&](const auto& self, std::size_t slot, const std::string& indent) -> void {
+      for (const std::int64_t item : items[slot]) {
+        if (item >= 0) {
+          const auto i = static_cast<std::size_t>(item);
+          write_dot_node(g, options, vg, i, node_styles[i], indent, out);
+          continue;
+        }
+        const auto k = static_cast<std::size_t>(-1 - item);
+        out += indent + "subgraph cluster_" + std::to_string(k) + " {\n";
+        out += indent + "\tfontsize=12 label=<" + dot_module_title(g, vg.clusters[k].call) +
+               "> labeljust=l style=dashed\n";
+        self(self, k + 1, indent + '\t');
+        out += indent + "}\n";
+      }
+    };
+    emit(emit, 0, "\t");
   }
-  for (const VisibleEdge& e : vg.edges)
-    out += "\tn" + std::to_string(e.from) + " -> n" + std::to_string(e.to) + "\n";
+
+  for (std::size_t j = 0; j < vg.edges.size(); ++j) {
+    const VisibleEdge& e = vg.edges[j];
+    const EdgeStyle& style = edge_styles[j];
+    const std::uint32_t copies = drawn_copies(e, options);
+    for (std::uint32_t k = 1; k <= copies; ++k) {
+      out += "\tn" + std::to_string(e.from) + " -> n" + std::to_string(e.to);
+      std::string attrs;
+      const std::string label = edge_label(e, k, options);
+      if (!label.empty()) attrs += "label=" + dot_quoted(label);
+      if (!style.color.empty()) attrs += (attrs.empty() ? "" : " ") + ("color=" + dot_value(style.color));
+      if (!style.extra.empty()) attrs += (attrs.empty() ? "" : " ") + style.extra;
+      if (!attrs.empty()) out += " [" + attrs + "]";
+      out += '\n';
+    }
+  }
   out += "}\n";
+}
+
+/// Writes the DOT text of `trace` seen with `options` to `out`, styled by `S`.
+template <dot_styler S>
+void write_styled_dot(const Trace& trace, const RenderOptions& options, std::string& out) {
+  const VisibleGraph vg = visible_graph(trace.graph, options);
+  std::vector<NodeStyle> node_styles;
+  node_styles.reserve(vg.nodes.size());
+  for (std::size_t i = 0; i < vg.nodes.size(); ++i)
+    node_styles.push_back(S::node_style(trace, vg, static_cast<std::uint32_t>(i)));
+  std::vector<EdgeStyle> edge_styles;
+  edge_styles.reserve(vg.edges.size());
+  for (const VisibleEdge& e : vg.edges) edge_styles.push_back(S::edge_style(trace, vg, e));
+  write_dot(trace, options, vg, node_styles, edge_styles, out);
+}
+
+/// Writes the DOT text of `trace` seen with `options` to `out`, in the house look.
+inline void write_dot(const Trace& trace, const RenderOptions& options, std::string& out) {
+  write_styled_dot<DefaultStyler>(trace, options, out);
 }
 
 }  // namespace detail
@@ -148,21 +252,32 @@ inline void write_dot(const Trace& trace, const RenderOptions& options, std::str
 namespace backend {
 
 /// Graphviz DOT source of the visible graph, torchview's look: HTML-table nodes with name,
-/// depth and input/output shapes; tensors light yellow, modules green, functions blue,
-/// constants and parameters grey; failed module calls with a red border and "failed".
-/// Node ids are `n0`, `n1`, ... in visible order, so the text is deterministic.
+/// depth and input/output shapes (and parameter counts with `show_params`), coloured by the
+/// styler `S` (`DefaultStyler`: tensors light yellow, modules green, functions blue,
+/// constants and parameters grey, failed module calls with a red border and "failed").
+/// Node ids are `n0`, `n1`, ... in visible order, so the text is deterministic. With
+/// `expand_nested`, clusters are `subgraph cluster_<k>` (k indexes `VisibleGraph::clusters`)
+/// labelled with class and name; edges follow all nodes. `strict` (the default) writes a
+/// `strict digraph` with each edge once (labelled ` xN` when rolled); otherwise a `digraph`
+/// with each edge `count` times, the k-th copy labelled ` xk`.
 ///
-/// Example: `recorder::render<recorder::backend::Dot>(trace, {.depth = 1}, std::cout);`
-struct Dot {
+/// Example: `recorder::render<recorder::backend::BasicDot<MyStyler>>(trace, {.depth = 1});`
+template <dot_styler S>
+struct BasicDot {
   static constexpr std::string_view extension = ".dot";
 
   /// Writes the DOT text of `trace` seen with `options` to `os`.
   static void render(const Trace& trace, const RenderOptions& options, std::ostream& os) {
     std::string text;
-    detail::write_dot(trace, options, text);
+    detail::write_styled_dot<S>(trace, options, text);
     os.write(text.data(), static_cast<std::streamsize>(text.size()));
   }
 };
+
+/// The DOT backend in the house look.
+///
+/// Example: `recorder::render<recorder::backend::Dot>(trace, {.depth = 1}, std::cout);`
+using Dot = BasicDot<DefaultStyler>;
 
 }  // namespace backend
 }  // namespace recorder

@@ -4,9 +4,14 @@
 #include <recorder/graph/graph.hpp>
 #include <recorder/render/options.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -63,8 +68,24 @@ class VisibleGraph {
 
  private:
   friend VisibleGraph visible_graph(const Graph& g, const RenderOptions& options);
+  inline void roll(const Graph& g);
+  inline void prune_clusters();
   std::vector<std::uint32_t> rep_;  // per recorded node: its representative's index, or none
 };
+
+/// How many times a backend draws edge `e`: once when `options.strict` (the parallel edges are
+/// merged), `e.count` times otherwise.
+constexpr std::uint32_t drawn_copies(const VisibleEdge& e, const RenderOptions& options) noexcept {
+  return options.strict || e.count == 0 ? 1u : e.count;
+}
+
+/// The label of the `k`-th drawn copy (1-based) of edge `e`, torchview's convention: not
+/// strict, copy k >= 2 is labelled `" xk"`; strict and rolled, the one copy is labelled
+/// `" xN"` with N = `e.count` > 1; otherwise (the first copy, or strict without `roll`) empty.
+inline std::string edge_label(const VisibleEdge& e, std::uint32_t k, const RenderOptions& options) {
+  if (!options.strict) return k >= 2 ? " x" + std::to_string(k) : std::string();
+  return options.roll && e.count > 1 ? " x" + std::to_string(e.count) : std::string();
+}
 
 namespace detail {
 
@@ -74,12 +95,16 @@ constexpr bool is_op_kind(NodeKind k) noexcept {
 }
 
 /// For every recorded node, the outermost module call (itself included) that is drawn as
-/// one box: a leaf call, or any call at depth >= `limit`. Invalid when there is none.
-inline std::vector<NodeId> folding_calls(const Graph& g, int limit) {
+/// one box: a leaf call that is not `opened`, or any call at depth >= `limit`. Invalid when
+/// there is none. `opened` (indexed by node, may be empty) marks leaf calls drawn through.
+inline std::vector<NodeId> folding_calls(const Graph& g, int limit,
+                                         const std::vector<char>& opened = {}) {
   const std::size_t n = g.size();
   const auto folds = [&](NodeId id) {
     const Graph::Node& nd = g.node(id);
-    return nd.kind == NodeKind::module && (g.module_of(id).leaf || nd.depth >= limit);
+    if (nd.kind != NodeKind::module) return false;
+    const bool open = id.value < opened.size() && opened[id.value];
+    return (g.module_of(id).leaf && !open) || nd.depth >= limit;
   };
   std::vector<NodeId> out(n);
   for (std::uint32_t i = 0; i < n; ++i) {
@@ -103,6 +128,31 @@ inline std::vector<NodeId> folding_calls(const Graph& g, int limit) {
   return out;
 }
 
+/// For every recorded node, the innermost call among its strict ancestors that `is_cluster`
+/// marks, as an index into `cluster_index`; -1 when there is none.
+inline std::vector<std::int32_t> enclosing_clusters(const Graph& g,
+                                                    const std::vector<std::int32_t>& cluster_index) {
+  const std::size_t n = g.size();
+  std::vector<std::int32_t> out(n, -1);
+  const auto own = [&](NodeId id) { return cluster_index[id.value]; };
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const NodeId parent = g.node(NodeId{i}).parent;
+    if (!parent.valid() || parent.value >= n) continue;
+    if (parent.value < i) {
+      out[i] = own(parent) >= 0 ? own(parent) : out[parent.value];
+      continue;
+    }
+    std::size_t steps = 0;  // a parent recorded after its child: walk the chain
+    for (NodeId cur = parent; cur.valid() && cur.value < n && steps <= n;
+         cur = g.node(cur).parent, ++steps)
+      if (own(cur) >= 0) {
+        out[i] = own(cur);
+        break;
+      }
+  }
+  return out;
+}
+
 }  // namespace detail
 
 /// Computes what a picture of `g` shows with `options` (torchview's rules).
@@ -111,6 +161,11 @@ inline std::vector<NodeId> folding_calls(const Graph& g, int limit) {
 /// - input and output tensors are always drawn;
 /// - a module call at depth D, and a leaf call above it, is drawn as one box that stands for
 ///   everything recorded inside it (edges to or from hidden nodes are re-routed to the box);
+/// - without `hide_module_functions`, a leaf call above depth D that has function nodes
+///   recorded directly inside it (an op-level observer) is drawn through instead: its
+///   functions are drawn; an edge into the call is dropped when a node inside consumes the same
+///   tensor and otherwise re-routed to the first function inside, and a tensor the call itself
+///   produced comes from the last function inside;
 /// - a composite call above depth D is not drawn: its contents are (so the root call is only
 ///   drawn, as one box, when D is 0);
 /// - a function node is drawn unless it lies inside such a box;
@@ -118,14 +173,42 @@ inline std::vector<NodeId> folding_calls(const Graph& g, int limit) {
 ///   producer -> op), constants and parameters are hidden; without it, an intermediate tensor
 ///   is drawn when its producer is drawn as itself, and constants and parameters when they
 ///   are not inside a box;
-/// - self-loops are dropped and duplicate edges kept once, in first-seen order.
+/// - self-loops are dropped and parallel edges kept once, in first-seen order, with `count`
+///   the number of distinct tensors flowing along them (a tensor used twice by the same node
+///   counts once; a box fed one tensor at two places inside counts once);
+/// - with `expand_nested`, every call drawn through at depth >= 1 that has something drawn
+///   inside becomes a cluster (`clusters`, in recording order); a node's `cluster` is the
+///   innermost one around it;
+/// - with `roll`, op nodes that are the same thing called again become one node (`calls` says
+///   how many): calls of a module with parameters merge by module object; a module call
+///   without parameters, or a function, merges with the calls of the same module (same op
+///   name) that feed the same rolled nodes (keys are computed from the outputs backwards).
+///   Tensor nodes never merge. Edges between the same rolled pair merge, their counts summed,
+///   in first-seen order; self-loops made by merging stay. A merged node keeps the first
+///   call's representative, inputs and outputs, and the innermost cluster around all of them.
 inline VisibleGraph visible_graph(const Graph& g, const RenderOptions& options) {
   constexpr std::uint32_t none = VisibleGraph::none;
   const int limit = options.depth ? (*options.depth < 0 ? 0 : *options.depth)
                                   : std::numeric_limits<int>::max();
   const bool hide = options.hide_inner_tensors;
   const std::size_t n = g.size();
-  const std::vector<NodeId> folding = detail::folding_calls(g, limit);
+
+  // Leaf calls drawn through (hide_module_functions off): function children, above depth D.
+  std::vector<char> opened;
+  bool any_opened = false;
+  if (!options.hide_module_functions) {
+    opened.assign(n, 0);
+    for (std::uint32_t i = 0; i < n; ++i) {
+      const Graph::Node& nd = g.node(NodeId{i});
+      if (nd.kind != NodeKind::function || !nd.parent.valid() || nd.parent.value >= n) continue;
+      const Graph::Node& p = g.node(nd.parent);
+      if (p.kind == NodeKind::module && g.module_of(nd.parent).leaf && p.depth < limit) {
+        opened[nd.parent.value] = 1;
+        any_opened = true;
+      }
+    }
+  }
+  const std::vector<NodeId> folding = detail::folding_calls(g, limit, opened);
 
   const auto is_op = [&](NodeId id) {
     return id.valid() && id.value < n && detail::is_op_kind(g.kind(id));
@@ -167,25 +250,57 @@ inline VisibleGraph visible_graph(const Graph& g, const RenderOptions& options) 
   for (std::uint32_t i = 0; i < n; ++i)
     if (!drawn[i] && is_op(NodeId{i}) && folding[i].valid()) vg.rep_[i] = vg.rep_[folding[i].value];
 
+  // Opened leaf calls: their first and last drawn op inside, and the tensors consumed inside.
+  std::unordered_map<std::uint32_t, std::pair<std::uint32_t, std::uint32_t>> through;
+  std::unordered_set<std::uint64_t> consumed_inside;  // (tensor << 32) | opened call
+  if (any_opened) {
+    for (std::uint32_t i = 0; i < n; ++i) {
+      const NodeId parent = g.node(NodeId{i}).parent;
+      if (!parent.valid() || parent.value >= n || !opened[parent.value] || !drawn[i] ||
+          !is_op(NodeId{i}))
+        continue;
+      auto [it, fresh] = through.try_emplace(parent.value, vg.rep_[i], vg.rep_[i]);
+      if (!fresh) it->second.second = vg.rep_[i];
+    }
+    for (const Edge& e : g.edges()) {
+      if (e.from.value >= n || e.to.value >= n) continue;
+      const NodeId parent = g.node(e.to).parent;
+      if (parent.valid() && parent.value < n && opened[parent.value])
+        consumed_inside.insert((std::uint64_t{e.from.value} << 32) | parent.value);
+    }
+  }
+  const auto op_rep = [&](NodeId a) -> std::uint32_t {
+    if (vg.rep_[a.value] != none || !any_opened || !opened[a.value]) return vg.rep_[a.value];
+    const auto it = through.find(a.value);
+    return it == through.end() ? none : it->second.second;
+  };
+
   const auto source = [&](NodeId a) -> std::uint32_t {
     if (drawn[a.value]) return vg.rep_[a.value];
     switch (g.kind(a)) {
       case NodeKind::function:
-      case NodeKind::module: return vg.rep_[a.value];
+      case NodeKind::module: return op_rep(a);
       case NodeKind::tensor: {
         const NodeId producer = g.tensor(a).producer;
-        if (is_op(producer)) return vg.rep_[producer.value];
+        if (is_op(producer)) return op_rep(producer);
         return folding[a.value].valid() ? vg.rep_[folding[a.value].value] : none;
       }
       default: return none;
     }
   };
-  const auto target = [&](NodeId b) -> std::uint32_t {
+  const auto target = [&](NodeId from, NodeId b) -> std::uint32_t {
+    if (any_opened && opened[b.value] && !drawn[b.value]) {
+      if (consumed_inside.contains((std::uint64_t{from.value} << 32) | b.value)) return none;
+      const auto it = through.find(b.value);
+      return it == through.end() ? none : it->second.first;
+    }
     if (drawn[b.value] || is_op(b)) return vg.rep_[b.value];
     return none;
   };
 
-  std::unordered_set<std::uint64_t> seen;
+  std::unordered_map<std::uint64_t, std::uint32_t> edge_of;  // (s << 32) | t -> edge index
+  std::vector<NodeId> first_flow;                            // per edge: its first tensor
+  std::unordered_set<std::uint64_t> more_flows;              // (edge << 32) | later tensor
   for (const Edge& e : g.edges()) {
     if (e.from.value >= n || e.to.value >= n) continue;
     const NodeKind from_kind = g.kind(e.from);
@@ -197,9 +312,18 @@ inline VisibleGraph visible_graph(const Graph& g, const RenderOptions& options) 
       vg.nodes[vg.rep_[e.from.value]].outputs.push_back(e.to);
 
     const std::uint32_t s = source(e.from);
-    const std::uint32_t t = target(e.to);
+    const std::uint32_t t = target(e.from, e.to);
     if (s == none || t == none || s == t) continue;
-    if (seen.insert((std::uint64_t{s} << 32) | t).second) vg.edges.push_back(VisibleEdge{s, t, 1});
+    const NodeId flow = is_tensor_kind(from_kind) ? e.from : e.to;
+    const auto [it, fresh] =
+        edge_of.try_emplace((std::uint64_t{s} << 32) | t, static_cast<std::uint32_t>(vg.edges.size()));
+    if (fresh) {
+      vg.edges.push_back(VisibleEdge{s, t, 1});
+      first_flow.push_back(flow);
+    } else if (first_flow[it->second] != flow &&
+               more_flows.insert((std::uint64_t{it->second} << 32) | flow.value).second) {
+      ++vg.edges[it->second].count;
+    }
   }
 
   for (VisibleNode& v : vg.nodes) {
@@ -208,7 +332,125 @@ inline VisibleGraph visible_graph(const Graph& g, const RenderOptions& options) 
     if (!c.inputs.empty()) v.inputs = c.inputs;
     if (!c.outputs.empty()) v.outputs = c.outputs;
   }
+
+  if (options.expand_nested) {
+    std::vector<std::int32_t> cluster_index(n, -1);
+    for (std::uint32_t i = 0; i < n; ++i) {
+      const Graph::Node& nd = g.node(NodeId{i});
+      if (nd.kind != NodeKind::module || nd.depth < 1 || folding[i].valid()) continue;
+      const auto k = static_cast<std::int32_t>(vg.clusters.size());
+      cluster_index[i] = k;
+      vg.clusters.push_back(VisibleCluster{NodeId{i}, -1});
+    }
+    if (!vg.clusters.empty()) {
+      const std::vector<std::int32_t> around = detail::enclosing_clusters(g, cluster_index);
+      for (VisibleCluster& c : vg.clusters) c.parent = around[c.call.value];
+      for (VisibleNode& v : vg.nodes) v.cluster = around[v.node.value];
+    }
+  }
+  if (options.roll) vg.roll(g);
+  vg.prune_clusters();
   return vg;
+}
+
+/// Merges the op nodes that are the same thing called again (see `visible_graph`).
+inline void VisibleGraph::roll(const Graph& g) {
+  const auto m = static_cast<std::uint32_t>(nodes.size());
+  std::vector<std::vector<std::uint32_t>> consumers(m);
+  for (const VisibleEdge& e : edges) consumers[e.from].push_back(e.to);
+
+  // Keys are interned as vectors: {tag, identity..., sorted consumer classes...}.
+  enum : std::uint64_t { tensor_key, stateful_key, stateless_module_key, function_key, later_key };
+  std::map<std::vector<std::uint64_t>, std::uint32_t> classes;
+  std::map<std::string_view, std::uint64_t> op_ids;
+  const auto intern = [&](std::vector<std::uint64_t> key) {
+    return classes.try_emplace(std::move(key), static_cast<std::uint32_t>(classes.size()))
+        .first->second;
+  };
+  std::vector<std::uint32_t> cls(m, 0);
+  for (std::uint32_t i = m; i-- > 0;) {
+    const VisibleNode& v = nodes[i];
+    std::vector<std::uint64_t> key;
+    if (!detail::is_op_kind(v.kind)) {
+      key = {tensor_key, i};
+    } else if (v.kind == NodeKind::module && g.module_of(v.node).param_count > 0) {
+      key = {stateful_key, g.call(v.node).module.value};
+    } else {
+      if (v.kind == NodeKind::module) {
+        key = {stateless_module_key, g.call(v.node).module.value};
+      } else {
+        const auto op = op_ids.try_emplace(g.function(v.node).op, op_ids.size()).first->second;
+        key = {function_key, op, g.node(v.node).inplace ? 1u : 0u};
+      }
+      std::vector<std::uint64_t> feeds;
+      for (std::uint32_t j : consumers[i])
+        feeds.push_back(j > i ? cls[j] : intern({later_key, j}));
+      std::sort(feeds.begin(), feeds.end());
+      feeds.erase(std::unique(feeds.begin(), feeds.end()), feeds.end());
+      key.insert(key.end(), feeds.begin(), feeds.end());
+    }
+    cls[i] = intern(std::move(key));
+  }
+
+  const auto common_cluster = [&](std::int32_t a, std::int32_t b) {
+    std::vector<std::int32_t> chain;
+    for (std::int32_t c = a; c >= 0; c = clusters[static_cast<std::size_t>(c)].parent)
+      chain.push_back(c);
+    for (std::int32_t c = b; c >= 0; c = clusters[static_cast<std::size_t>(c)].parent)
+      if (std::find(chain.begin(), chain.end(), c) != chain.end()) return c;
+    return std::int32_t{-1};
+  };
+
+  std::unordered_map<std::uint32_t, std::uint32_t> index_of_class;
+  std::vector<std::uint32_t> moved(m);
+  std::vector<VisibleNode> rolled;
+  for (std::uint32_t i = 0; i < m; ++i) {
+    const auto [it, fresh] =
+        index_of_class.try_emplace(cls[i], static_cast<std::uint32_t>(rolled.size()));
+    moved[i] = it->second;
+    if (fresh) {
+      rolled.push_back(std::move(nodes[i]));
+      continue;
+    }
+    VisibleNode& into = rolled[it->second];
+    into.calls += nodes[i].calls;
+    if (into.cluster != nodes[i].cluster) into.cluster = common_cluster(into.cluster, nodes[i].cluster);
+  }
+  nodes = std::move(rolled);
+  for (std::uint32_t& r : rep_)
+    if (r != none) r = moved[r];
+
+  std::unordered_map<std::uint64_t, std::uint32_t> edge_of;
+  std::vector<VisibleEdge> merged;
+  for (const VisibleEdge& e : edges) {
+    const std::uint32_t s = moved[e.from], t = moved[e.to];
+    const auto [it, fresh] =
+        edge_of.try_emplace((std::uint64_t{s} << 32) | t, static_cast<std::uint32_t>(merged.size()));
+    if (fresh)
+      merged.push_back(VisibleEdge{s, t, e.count});
+    else
+      merged[it->second].count += e.count;
+  }
+  edges = std::move(merged);
+}
+
+/// Drops the clusters with nothing drawn inside and renumbers the rest, keeping their order.
+inline void VisibleGraph::prune_clusters() {
+  if (clusters.empty()) return;
+  std::vector<char> used(clusters.size(), 0);
+  for (const VisibleNode& v : nodes)
+    for (std::int32_t c = v.cluster; c >= 0 && !used[static_cast<std::size_t>(c)];
+         c = clusters[static_cast<std::size_t>(c)].parent)
+      used[static_cast<std::size_t>(c)] = 1;
+  std::vector<std::int32_t> renumber(clusters.size(), -1);
+  std::vector<VisibleCluster> kept;
+  for (std::size_t k = 0; k < clusters.size(); ++k)
+    if (used[k]) renumber[k] = static_cast<std::int32_t>(kept.size()), kept.push_back(clusters[k]);
+  for (VisibleCluster& c : kept)
+    if (c.parent >= 0) c.parent = renumber[static_cast<std::size_t>(c.parent)];
+  for (VisibleNode& v : nodes)
+    if (v.cluster >= 0) v.cluster = renumber[static_cast<std::size_t>(v.cluster)];
+  clusters = std::move(kept);
 }
 
 }  // namespace recorder
