@@ -344,3 +344,37 @@ BOOST_AUTO_TEST_CASE(leaf_modules_take_tuple_state_and_constants_enter_the_trace
   BOOST_TEST(t.graph.label(t.graph.tensor(second[1]).producer) == "LeakyReLU");
   BOOST_TEST(recorder::constant<at::Tensor>(x).equal(x));  // plain world: the tensor itself
 }
+
+BOOST_AUTO_TEST_CASE(aten_ops_policy_records_the_ops_inside_leaf_modules) {
+#ifdef NDEBUG
+  models::MLP mlp;
+  const auto x = torch::randn({1, 784});
+  auto t = recorder::Tracer<recorder::record::AtenOps>{}.run(mlp, x);
+  BOOST_TEST(t.output.equal(mlp->forward(x)));
+  // Each Linear runs `t` (the weight transposed) and `addmm`, recorded inside its call.
+  std::vector<std::string> inside;
+  for (auto c : recorder::views::calls_of_class(t.graph, "Linear"))
+    for (auto f : recorder::views::children(t.graph, c))
+      if (t.graph.kind(f) == NodeKind::function) inside.push_back(t.graph.module_of(c).path + ":" + std::string(t.graph.label(f)));
+  BOOST_TEST(inside == (std::vector<std::string>{"fc1:t", "fc1:addmm", "fc2:t", "fc2:addmm", "fc3:t", "fc3:addmm"}),
+             boost::test_tools::per_element());
+  // addmm reads the bias (a parameter), the Linear's input and the transposed weight; the
+  // Linear's output is addmm's tensor.
+  const auto fc1 = *recorder::views::calls_of_class(t.graph, "Linear").begin();
+  const NodeId out = t.graph.call(fc1).outputs.at(0);
+  const NodeId addmm = t.graph.tensor(out).producer;
+  BOOST_TEST(t.graph.label(addmm) == "addmm");
+  const auto ins = recorder::views::predecessors(t.graph, addmm) | ranges::to<std::vector>();
+  BOOST_REQUIRE(ins.size() == 3u);
+  BOOST_TEST(t.graph.kind(ins[0]) == NodeKind::parameter);
+  BOOST_TEST(t.graph.kind(ins[1]) == NodeKind::input);
+  BOOST_TEST(t.graph.label(t.graph.tensor(ins[2]).producer) == "t");
+  // Drawn with leaves as boxes, the picture is the one record::Graph gives.
+  auto plain_trace = Graph{}.run(mlp, x);
+  BOOST_TEST(test::describe_visible(t, {}) == test::describe_visible(plain_trace, {}));
+  // Outside leaf forwards nothing is observed: the two relu calls are the traced ones.
+  BOOST_TEST(ranges::distance(recorder::views::functions_named(t.graph, "relu")) == 2);
+#else
+  BOOST_TEST_MESSAGE("record::AtenOps needs NDEBUG (see recorder/observe/observer.hpp): skipped");
+#endif
+}

@@ -2,6 +2,7 @@
 /// `recorder::Module<H>`: holds a libtorch module; called with RecorderTensors it records the call.
 
 #include <recorder/adapters/module_core.hpp>
+#include <recorder/observe/observer.hpp>
 #include <recorder/tensor/nested.hpp>
 #include <recorder/tensor/plain.hpp>
 #include <recorder/tensor/recorder_tensor.hpp>
@@ -13,6 +14,8 @@
 #include <concepts>
 #include <cstddef>
 #include <memory>
+#include <optional>
+#include <unordered_map>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -41,16 +44,40 @@ concept traceable_module =
 
 namespace detail {
 
+/// The nodes of the traced tensors among `args`, by TensorImpl: where the observer starts.
+template <class P, class... A>
+std::unordered_map<const void*, NodeId> known_tensors(const Session& s, const A&... args) {
+  std::unordered_map<const void*, NodeId> known;
+  auto visit = [&](const auto& leaf) {
+    if constexpr (std::is_same_v<std::remove_cvref_t<decltype(leaf)>, RecorderTensor<P>>)
+      if (s.owns(Access::ref(leaf))) known.emplace(leaf.tensor().unsafeGetTensorImpl(), leaf.node());
+  };
+  (for_each_leaf(args, visit), ...);
+  return known;
+}
+
 /// Records one call of leaf module `m`: `run()` does the libtorch forward on plain tensors.
+/// With a policy that observes ops, the aten ops it dispatches are recorded inside the call,
+/// and an output an op produced is that op's tensor node.
 template <class P, class Run, class... A>
 auto call_leaf(Session& s, const torch::nn::Module& m, Run run, const A&... args) {
   std::vector<NodeId> ins;
   (collect_tree<P>(s, args, ins), ...);
   const NodeId call = enter_call(s, module_id(s, m, /*leaf=*/true), ins, /*leaf=*/true);
+  std::optional<LeafObserver> observer;
+  if constexpr (record::observes_ops<P>) {
+    static_assert(record::observes_ops<P> && observer_usable,
+                  "recorder::record::AtenOps needs NDEBUG: libtorch is built with NDEBUG, and "
+                  "at::RecordFunction has a debug-only member, so a translation unit without "
+                  "NDEBUG cannot read an op's inputs (libtorch 1.13). Build with -DNDEBUG "
+                  "(e.g. CMAKE_BUILD_TYPE=Release), or record with record::Graph.");
+    observer.emplace(s, call, known_tensors<P>(s, args...));
+  }
   auto out = [&] {
     try {
       return run();
     } catch (...) {
+      observer.reset();
       fail_call(s, call);
     }
   }();
@@ -59,7 +86,8 @@ auto call_leaf(Session& s, const torch::nn::Module& m, Run run, const A&... args
   auto one = [&](auto&& leaf) {
     using L = std::remove_cvref_t<decltype(leaf)>;
     if constexpr (std::is_same_v<L, at::Tensor>) {
-      const NodeId n = record_output(s, call, leaf);
+      NodeId n = observer ? observer->produced(leaf) : NodeId{};
+      if (!n.valid()) n = record_output(s, call, leaf);
       outs.push_back(n);
       return RecorderTensor<P>(adopt, std::forward<decltype(leaf)>(leaf), s.ref(n));
     } else {

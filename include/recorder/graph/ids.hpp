@@ -60,6 +60,8 @@ constexpr std::string_view to_string(NodeKind k) noexcept {
   return "unknown";
 }
 
+inline std::ostream& operator<<(std::ostream& os, NodeKind k) { return os << to_string(k); }
+
 /// True for the kinds that stand for a tensor value.
 constexpr bool is_tensor_kind(NodeKind k) noexcept {
   return k == NodeKind::input || k == NodeKind::output || k == NodeKind::tensor ||

@@ -5,7 +5,8 @@
 /// |---------------------|--------------------------------------------|-------------------------------------|
 /// | `record::Graph`     | tensors, ops, module calls, shapes, params | drawing, summaries, analysis        |
 /// | `record::Off`       | nothing: ops compile to plain libtorch     | shipping traced-ready code at 0 cost|
-/// | `record::All<Ps...>`| the union of its members                   | combining later policies (timings)  |
+/// | `record::AtenOps`   | the graph, plus the aten ops run inside each leaf module (an `at::RecordFunction` observer) | drawing leaf modules' insides (`hide_module_functions = false`) |
+/// | `record::All<Ps...>`| the union of its members                   | combining policies                  |
 
 #include <recorder/policies/concepts.hpp>
 
@@ -29,6 +30,16 @@ struct Off {
   static constexpr bool records_graph = false;
 };
 
+/// Records the graph and, inside every leaf module call (`Linear`, `MultiheadAttention`, ...),
+/// the aten ops its libtorch forward dispatches (`linear`, `_native_multi_head_attention`),
+/// through an `at::RecordFunction` observer active only during leaf forwards. Costs a callback
+/// per dispatched op inside leaves; other ops are unaffected.
+struct AtenOps {
+  using recording_policy_tag = void;
+  static constexpr bool records_graph = true;
+  static constexpr bool observes_ops = true;
+};
+
 /// A compile-time set of policies; it records what any member records.
 template <recording_policy... Ps>
 struct All {
@@ -36,6 +47,12 @@ struct All {
   static constexpr auto members = boost::hana::tuple_t<Ps...>;
   static constexpr bool records_graph = boost::hana::any_of(members, [](auto t) {
     return boost::hana::bool_c<decltype(t)::type::records_graph>;
+  });
+
+  static constexpr bool observes_ops = boost::hana::any_of(members, [](auto t) {
+    using Q = typename decltype(t)::type;
+    if constexpr (requires { Q::observes_ops; }) return boost::hana::bool_c<Q::observes_ops>;
+    else return boost::hana::false_c;
   });
 
   /// True when `Q` is one of the members.
@@ -53,6 +70,13 @@ struct combine<P> {
   using type = P;
 };
 }  // namespace detail
+
+/// True when policy `P` records the aten ops inside leaf modules.
+template <class P>
+inline constexpr bool observes_ops = [] {
+  if constexpr (requires { P::observes_ops; }) return static_cast<bool>(P::observes_ops);
+  else return false;
+}();
 
 /// The policy a `Tracer<Ps...>` runs with: the single policy itself, or `All<Ps...>`.
 template <recording_policy... Ps>
