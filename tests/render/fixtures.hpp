@@ -2,6 +2,7 @@
 /// Hand-built traces shaped like the tracer's output, shared by the render tests.
 
 #include <recorder/graph/trace.hpp>
+#include <recorder/render/styler.hpp>
 #include <recorder/render/visible.hpp>
 
 #include <cstdint>
@@ -14,10 +15,12 @@
 
 namespace recorder {
 
-// Printers for Boost.Test messages (test-only; the library has no stream operators).
-inline std::ostream& operator<<(std::ostream& os, NodeKind k) { return os << to_string(k); }
-inline std::ostream& operator<<(std::ostream& os, const VisibleEdge& e) {
-  return os << e.from << " -> " << e.to;
+// Printers for Boost.Test messages (test-only; Boost.Test finds them by ADL).
+inline std::ostream& boost_test_print_type(std::ostream& os, NodeKind k) {
+  return os << to_string(k);
+}
+inline std::ostream& boost_test_print_type(std::ostream& os, const VisibleEdge& e) {
+  return os << e.from << " -> " << e.to << " x" << e.count;
 }
 
 }  // namespace recorder
@@ -34,9 +37,11 @@ class Builder {
   Builder(const Builder&) = delete;
   Builder& operator=(const Builder&) = delete;
 
-  /// Registers a module; its parameters are one weight per entry of `params`.
+  /// Registers a module; its parameters are one weight per entry of `params`, and
+  /// `nested_params` more are counted as registered below it (as the tracer sums them).
   ModuleId module(std::string path, std::string class_name, bool leaf,
-                  std::vector<std::pair<std::string, Dims>> params = {}) {
+                  std::vector<std::pair<std::string, Dims>> params = {},
+                  std::uint64_t nested_params = 0) {
     ModuleInfo m;
     const auto dot = path.rfind('.');
     m.name = path.empty() ? class_name : (dot == std::string::npos ? path : path.substr(dot + 1));
@@ -52,6 +57,8 @@ class Builder {
       trace.total_params += numel;
       trace.trainable_params += numel;
     }
+    m.param_count += nested_params;
+    m.trainable_count += nested_params;
     return g().add_module(std::move(m));
   }
 
@@ -89,6 +96,51 @@ class Builder {
   NodeId leaf(ModuleId m, NodeId in, const Dims& out_shape) {
     const NodeId call = g().add_module_call(m, top(), depth(), {in});
     g().add_edge(in, call);
+    const NodeId out = tensor(out_shape, call);
+    g().add_edge(call, out);
+    g().set_call_outputs(call, {out});
+    last_call = call;
+    return out;
+  }
+
+  /// A leaf module call with several inputs and outputs (`LSTMCell(x, (h, c))`): an edge from
+  /// each input, one new tensor per output shape.
+  std::vector<NodeId> leaf(ModuleId m, const std::vector<NodeId>& ins,
+                           const std::vector<Dims>& out_shapes) {
+    const NodeId call = g().add_module_call(m, top(), depth(), ins);
+    for (NodeId in : ins) g().add_edge(in, call);
+    std::vector<NodeId> outs;
+    for (const Dims& shape : out_shapes) {
+      outs.push_back(tensor(shape, call));
+      g().add_edge(call, outs.back());
+    }
+    g().set_call_outputs(call, outs);
+    last_call = call;
+    return outs;
+  }
+
+  /// Starts a leaf call whose insides an op-level observer records: edge in -> call, and the
+  /// functions recorded until `close_leaf` are its children.
+  NodeId open_leaf(ModuleId m, NodeId in) {
+    const NodeId call = g().add_module_call(m, top(), depth(), {in});
+    g().add_edge(in, call);
+    stack_.push_back(call);
+    return call;
+  }
+
+  /// Ends the leaf call opened last; its output is `out`, a tensor an op inside produced (as
+  /// the observer records it).
+  NodeId close_leaf(NodeId out) {
+    g().set_call_outputs(stack_.back(), {out});
+    last_call = stack_.back();
+    stack_.pop_back();
+    return out;
+  }
+
+  /// Ends the leaf call opened last: its output is a new tensor produced by the call itself.
+  NodeId close_leaf_made_by_call(const Dims& out_shape) {
+    const NodeId call = stack_.back();
+    stack_.pop_back();
     const NodeId out = tensor(out_shape, call);
     g().add_edge(call, out);
     g().set_call_outputs(call, {out});
@@ -272,6 +324,81 @@ inline Trace failed() {
   return std::move(b.trace);
 }
 
+/// torchview's `SimpleRNN` (test_roll_recursive_net): an `LSTMCell(3, 2)` and a `LeakyReLU`
+/// looped 4 times over input (2, 3); hx and cx are made inside forward (constants), the cell
+/// gets the input at every step, `hx = act(hx)` feeds the next step and the last one is the
+/// output.
+inline Trace recursive_net() {
+  Builder b("RecursiveNet");
+  const ModuleId root = b.module("", "RecursiveNet", false);
+  const ModuleId cell = b.module("cell", "LSTMCell", true,
+                                 {{"weight_ih", {8, 3}}, {"weight_hh", {8, 2}}, {"bias_ih", {8}},
+                                  {"bias_hh", {8}}});
+  const ModuleId act = b.module("act", "LeakyReLU", true);
+  const NodeId x = b.input({2, 3});
+  b.begin(root, {x});
+  NodeId hx = b.constant({2, 2});
+  NodeId cx = b.constant({2, 2});
+  for (int step = 0; step < 4; ++step) {
+    const std::vector<NodeId> hc = b.leaf(cell, {x, hx, cx}, {{2, 2}, {2, 2}});
+    hx = b.leaf(act, hc[0], {2, 2});
+    cx = hc[1];
+  }
+  b.end({hx});
+  b.output(hx);
+  return std::move(b.trace);
+}
+
+/// The MLP as an op-level observer records it: `fc1` (Linear) holds `t` and `addmm`, `relu`
+/// (ReLU) holds nothing, `fc2` (Linear) holds `linear`; functions inside a leaf consume the
+/// leaf's input node, and a leaf's output is the tensor node its last op produced.
+inline Trace observed_mlp() {
+  Builder b("MLP");
+  const ModuleId root = b.module("", "MLP", false);
+  const ModuleId fc1 = b.module("fc1", "Linear", true, {{"weight", {64, 128}}, {"bias", {64}}});
+  const ModuleId relu = b.module("relu", "ReLU", true);
+  const ModuleId fc2 = b.module("fc2", "Linear", true, {{"weight", {10, 64}}, {"bias", {10}}});
+  const NodeId x = b.input({1, 128}, "x");
+  b.begin(root, {x});
+  b.open_leaf(fc1, x);
+  const NodeId wt = b.fn("t", {b.constant({64, 128})}, {128, 64});
+  NodeId h = b.close_leaf(b.fn("addmm", {x, wt}, {1, 64}));
+  h = b.leaf(relu, h, {1, 64});
+  b.open_leaf(fc2, h);
+  h = b.close_leaf(b.fn("linear", {h}, {1, 10}));
+  b.end({h});
+  b.output(h);
+  return std::move(b.trace);
+}
+
+/// A block with parameters reused: `Net` applies `block` (Block: Linear `fc` + ReLU `act`)
+/// three times, then `head` (Linear). An LSTM-style leaf `split` returning two tensors that
+/// both feed one `add` makes a parallel edge.
+inline Trace reused_block() {
+  Builder b("Net");
+  const ModuleId root = b.module("", "Net", false);
+  const ModuleId block = b.module("block", "Block", false, {}, 16 * 16 + 16);
+  const ModuleId fc = b.module("block.fc", "Linear", true, {{"weight", {16, 16}}, {"bias", {16}}});
+  const ModuleId act = b.module("block.act", "ReLU", true);
+  const ModuleId split = b.module("split", "Split", true);
+  const ModuleId head = b.module("head", "Linear", true, {{"weight", {4, 8}}, {"bias", {4}}});
+  const NodeId x = b.input({1, 16}, "x");
+  b.begin(root, {x});
+  NodeId h = x;
+  for (int i = 0; i < 3; ++i) {
+    b.begin(block, {h});
+    h = b.leaf(fc, h, {1, 16});
+    h = b.leaf(act, h, {1, 16});
+    b.end({h});
+  }
+  const std::vector<NodeId> halves = b.leaf(split, {h}, {{1, 8}, {1, 8}});
+  h = b.fn("add", {halves[0], halves[1]}, {1, 8});
+  h = b.leaf(head, h, {1, 4});
+  b.end({h});
+  b.output(h);
+  return std::move(b.trace);
+}
+
 /// Names that break naive DOT, HTML and JSON writers.
 inline Trace hostile() {
   Builder b("My \"Net\"\\\n<x>");
@@ -289,6 +416,27 @@ inline Trace hostile() {
   b.trace.failure = Failure{"op\"<&>", "a/b:c", "Weird<T>", "bad \"thing\"\n\ttab \x02 \xff end"};
   return std::move(b.trace);
 }
+
+/// A user styler: Conv2d calls filled red with a thick border, edges out of them red;
+/// everything else as `DefaultStyler` draws it.
+struct RedConvs {
+  static bool is_conv(const Trace& t, const VisibleNode& v) {
+    return v.kind == NodeKind::module && t.graph.module_of(v.node).class_name == "Conv2d";
+  }
+  static NodeStyle node_style(const Trace& t, const VisibleGraph& vg, std::uint32_t i) {
+    NodeStyle s = DefaultStyler::node_style(t, vg, i);
+    if (is_conv(t, vg.nodes[i])) {
+      s.fillcolor = "#ff9999";
+      s.extra = "penwidth=2";
+    }
+    return s;
+  }
+  static EdgeStyle edge_style(const Trace& t, const VisibleGraph& vg, const VisibleEdge& e) {
+    EdgeStyle s = DefaultStyler::edge_style(t, vg, e);
+    if (is_conv(t, vg.nodes[e.from])) s.color = "red";
+    return s;
+  }
+};
 
 /// A readable name for a visible node: the module path ("<root>" for the root), the op name
 /// (with `_` when in place), or the tensor kind.
@@ -308,6 +456,15 @@ inline std::string describe(const Graph& g, const VisibleNode& v) {
 inline std::vector<std::string> node_names(const Graph& g, const VisibleGraph& vg) {
   std::vector<std::string> out;
   for (const VisibleNode& v : vg.nodes) out.push_back(describe(g, v));
+  return out;
+}
+
+/// The visible edges as "from -> to xN" with readable names and counts, in order.
+inline std::vector<std::string> counted_edge_names(const Graph& g, const VisibleGraph& vg) {
+  std::vector<std::string> out;
+  for (const VisibleEdge& e : vg.edges)
+    out.push_back(describe(g, vg.nodes[e.from]) + " -> " + describe(g, vg.nodes[e.to]) + " x" +
+                  std::to_string(e.count));
   return out;
 }
 

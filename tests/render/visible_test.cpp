@@ -283,3 +283,255 @@ BOOST_AUTO_TEST_CASE(parent_recorded_after_child_is_handled) {
   BOOST_TEST(vg.nodes.size() == 1u);
   BOOST_TEST(*vg.representative(f) == *vg.representative(inner_call));
 }
+
+// ---- roll, strict edge counts, clusters, module functions ---------------------------------
+
+namespace {
+
+VisibleGraph with(const Trace& t, const RenderOptions& o) { return visible_graph(t.graph, o); }
+
+std::vector<std::uint32_t> calls_of(const VisibleGraph& vg) {
+  std::vector<std::uint32_t> out;
+  for (const VisibleNode& v : vg.nodes) out.push_back(v.calls);
+  return out;
+}
+
+std::vector<std::int32_t> clusters_of(const VisibleGraph& vg) {
+  std::vector<std::int32_t> out;
+  for (const VisibleNode& v : vg.nodes) out.push_back(v.cluster);
+  return out;
+}
+
+using Calls = std::vector<std::uint32_t>;
+using Clusters = std::vector<std::int32_t>;
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(recursive_net_unrolled_has_torchviews_10_nodes) {
+  const Trace t = recursive_net();
+  const VisibleGraph vg = with(t, {});
+  BOOST_TEST(node_names(t.graph, vg) == (Names{"input", "cell", "act", "cell", "act", "cell",
+                                               "act", "cell", "act", "output"}),
+             tt::per_element());
+  BOOST_TEST(vg.edges == (std::vector<VisibleEdge>{{0, 1, 1}, {1, 2, 1}, {0, 3, 1}, {2, 3, 1},
+                                                   {1, 3, 1}, {3, 4, 1}, {0, 5, 1}, {4, 5, 1},
+                                                   {3, 5, 1}, {5, 6, 1}, {0, 7, 1}, {6, 7, 1},
+                                                   {5, 7, 1}, {7, 8, 1}, {8, 9, 1}}),
+             tt::per_element());
+  BOOST_TEST(calls_of(vg) == Calls(10, 1), tt::per_element());
+  BOOST_TEST(vg.clusters.empty());
+}
+
+BOOST_AUTO_TEST_CASE(recursive_net_rolled_has_torchviews_5_nodes) {
+  const Trace t = recursive_net();
+  const VisibleGraph vg = with(t, {.roll = true});
+  // The cell has parameters: its 4 calls merge. LeakyReLU has none: the 3 calls feeding the
+  // cell merge, the 4th (feeding the output) stays apart.
+  BOOST_TEST(node_names(t.graph, vg) == (Names{"input", "cell", "act", "act", "output"}),
+             tt::per_element());
+  BOOST_TEST(calls_of(vg) == (Calls{1, 4, 3, 1, 1}), tt::per_element());
+  BOOST_TEST(counted_edge_names(t.graph, vg) ==
+                 (Names{"input -> cell x4", "cell -> act x3", "act -> cell x3", "cell -> cell x3",
+                        "cell -> act x1", "act -> output x1"}),
+             tt::per_element());
+  BOOST_TEST(vg.edges == (std::vector<VisibleEdge>{{0, 1, 4}, {1, 2, 3}, {2, 1, 3}, {1, 1, 3},
+                                                   {1, 3, 1}, {3, 4, 1}}),
+             tt::per_element());
+  // Every cell call, and the outputs it made, stand for node 1.
+  for (NodeId call : views::calls_of_class(t.graph, "LSTMCell"))
+    BOOST_TEST(*vg.representative(call) == 1u);
+  // strict only changes how backends draw the edges, not the visible graph.
+  BOOST_TEST(with(t, {.roll = true, .strict = false}).edges == vg.edges, tt::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(roll_keeps_tensor_nodes_apart) {
+  const Trace t = recursive_net();
+  const VisibleGraph vg = with(t, {.hide_inner_tensors = false, .roll = true});
+  std::size_t cells = 0, tensors = 0;
+  for (const VisibleNode& v : vg.nodes) {
+    cells += v.kind == NodeKind::module && v.calls == 4;
+    tensors += v.kind == NodeKind::tensor;
+  }
+  BOOST_TEST(cells == 1u);
+  BOOST_TEST(tensors == views::count(t.graph, NodeKind::tensor));  // none merged
+}
+
+BOOST_AUTO_TEST_CASE(parallel_edges_count_distinct_tensors) {
+  const Trace t = reused_block();
+  const VisibleGraph vg = with(t, {});
+  BOOST_TEST(counted_edge_names(t.graph, vg) ==
+                 (Names{"input -> block.fc x1", "block.fc -> block.act x1",
+                        "block.act -> block.fc x1", "block.fc -> block.act x1",
+                        "block.act -> block.fc x1", "block.fc -> block.act x1",
+                        "block.act -> split x1", "split -> add x2", "add -> head x1",
+                        "head -> output x1"}),
+             tt::per_element());
+  // One tensor entering a box at two places is one edge of count 1.
+  const Trace r = residual();
+  for (const VisibleEdge& e : with(r, {.depth = 1}).edges) BOOST_TEST(e.count == 1u);
+  for (const VisibleEdge& e : with(r, {.depth = 2}).edges) BOOST_TEST(e.count == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(roll_merges_a_reused_block_and_its_cluster) {
+  const Trace t = reused_block();
+  const VisibleGraph flat = with(t, {.roll = true});
+  BOOST_TEST(node_names(t.graph, flat) == (Names{"input", "block.fc", "block.act", "block.act",
+                                                 "split", "add", "head", "output"}),
+             tt::per_element());
+  BOOST_TEST(calls_of(flat) == (Calls{1, 3, 2, 1, 1, 1, 1, 1}), tt::per_element());
+  BOOST_TEST(counted_edge_names(t.graph, flat) ==
+                 (Names{"input -> block.fc x1", "block.fc -> block.act x2",
+                        "block.act -> block.fc x2", "block.fc -> block.act x1",
+                        "block.act -> split x1", "split -> add x2", "add -> head x1",
+                        "head -> output x1"}),
+             tt::per_element());
+
+  const VisibleGraph nested = with(t, {.expand_nested = true});
+  BOOST_TEST(nested.clusters.size() == 3u);
+  BOOST_TEST(clusters_of(nested) == (Clusters{-1, 0, 0, 1, 1, 2, 2, -1, -1, -1, -1}),
+             tt::per_element());
+
+  // Rolled, the three Block clusters (a module with parameters) are one.
+  const VisibleGraph both = with(t, {.expand_nested = true, .roll = true});
+  BOOST_REQUIRE(both.clusters.size() == 1u);
+  BOOST_TEST(t.graph.module_of(both.clusters[0].call).path == "block");
+  BOOST_TEST(both.clusters[0].parent == -1);
+  BOOST_TEST(clusters_of(both) == (Clusters{-1, 0, 0, 0, -1, -1, -1, -1}), tt::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(stateless_nodes_merge_by_what_they_feed) {
+  // (relu -> relu -> fc) twice, then relu -> output: both relu pairs merge, keyed step by
+  // step back from fc; the last relu feeds the output and stays apart.
+  Builder b("Chain");
+  const ModuleId root = b.module("", "Chain", false);
+  const ModuleId fc = b.module("fc", "Linear", true, {{"weight", {4, 4}}});
+  const NodeId x = b.input({1, 4});
+  b.begin(root, {x});
+  NodeId h = x;
+  for (int i = 0; i < 2; ++i) {
+    h = b.fn("relu", {h}, {1, 4});
+    h = b.fn("relu", {h}, {1, 4});
+    h = b.leaf(fc, h, {1, 4});
+  }
+  h = b.fn("relu", {h}, {1, 4});
+  b.end({h});
+  b.output(h);
+  const VisibleGraph vg = with(b.trace, {.roll = true});
+  BOOST_TEST(node_names(b.trace.graph, vg) ==
+                 (Names{"input", "relu", "relu", "fc", "relu", "output"}),
+             tt::per_element());
+  BOOST_TEST(calls_of(vg) == (Calls{1, 2, 2, 2, 1, 1}), tt::per_element());
+  BOOST_TEST(counted_edge_names(b.trace.graph, vg) ==
+                 (Names{"input -> relu x1", "relu -> relu x2", "relu -> fc x2", "fc -> relu x1",
+                        "fc -> relu x1", "relu -> output x1"}),
+             tt::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(expand_nested_clusters_composites_above_the_depth) {
+  const Trace t = residual();
+  const Graph& g = t.graph;
+  const VisibleGraph d3 = with(t, {.expand_nested = true});
+  BOOST_REQUIRE(d3.clusters.size() == 3u);
+  BOOST_TEST(g.module_of(d3.clusters[0].call).path == "layer1");
+  BOOST_TEST(g.module_of(d3.clusters[1].call).path == "layer1.0");
+  BOOST_TEST(g.module_of(d3.clusters[2].call).path == "layer1.1");
+  BOOST_TEST(d3.clusters[0].parent == -1);
+  BOOST_TEST(d3.clusters[1].parent == 0);
+  BOOST_TEST(d3.clusters[2].parent == 0);
+  BOOST_TEST(clusters_of(d3) == (Clusters{-1, -1, -1, -1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2,
+                                          2, 2, -1, -1, -1}),
+             tt::per_element());
+  // The same nodes and edges as without clusters.
+  BOOST_TEST(node_names(g, d3) == node_names(g, with(t, {})), tt::per_element());
+  BOOST_TEST(edge_names(g, d3) == edge_names(g, with(t, {})), tt::per_element());
+
+  const VisibleGraph all = with(t, {.depth = std::nullopt, .expand_nested = true});
+  BOOST_REQUIRE(all.clusters.size() == 4u);
+  BOOST_TEST(g.module_of(all.clusters[2].call).path == "layer1.0.downsample");
+  BOOST_TEST(all.clusters[2].parent == 1);
+
+  BOOST_TEST(with(t, {.depth = 1, .expand_nested = true}).clusters.empty());  // layer1 is a box
+  BOOST_TEST(with(t, {.depth = 0, .expand_nested = true}).clusters.empty());  // the root never
+  const VisibleGraph d2 = with(t, {.depth = 2, .expand_nested = true});
+  BOOST_REQUIRE(d2.clusters.size() == 1u);
+  BOOST_TEST(clusters_of(d2) == (Clusters{-1, -1, -1, -1, 0, 0, -1, -1, -1}), tt::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(expand_nested_resnet18_counts) {
+  const Trace t = resnet18();
+  BOOST_TEST(with(t, {.depth = std::nullopt, .expand_nested = true}).clusters.size() == 15u);
+  BOOST_TEST(with(t, {.depth = 3, .expand_nested = true}).clusters.size() == 12u);
+  BOOST_TEST(with(t, {.depth = 2, .expand_nested = true}).clusters.size() == 4u);
+  const VisibleGraph vg = with(t, {.depth = 3, .expand_nested = true});
+  BOOST_TEST(vg.nodes.size() == 68u);
+  BOOST_TEST(vg.edges.size() == 75u);
+}
+
+BOOST_AUTO_TEST_CASE(empty_composites_make_no_cluster) {
+  Builder b("Identity");
+  const ModuleId root = b.module("", "Identity", false);
+  const ModuleId inner = b.module("inner", "Pass", false);
+  const NodeId x = b.input({3}, "x");
+  b.begin(root, {x});
+  b.begin(inner, {x});
+  b.end({x});
+  b.end({x});
+  b.output(x);
+  BOOST_TEST(visible_graph(b.trace.graph, {.expand_nested = true}).clusters.empty());
+}
+
+BOOST_AUTO_TEST_CASE(module_functions_hidden_by_default) {
+  const Trace t = observed_mlp();
+  const VisibleGraph vg = with(t, {});
+  BOOST_TEST(node_names(t.graph, vg) == (Names{"input", "fc1", "relu", "fc2", "output"}),
+             tt::per_element());
+  BOOST_TEST(edge_names(t.graph, vg) ==
+                 (Names{"input -> fc1", "fc1 -> relu", "relu -> fc2", "fc2 -> output"}),
+             tt::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(module_functions_shown_open_the_leaf) {
+  const Trace t = observed_mlp();
+  const VisibleGraph vg = with(t, {.hide_module_functions = false});
+  // fc1 and fc2 are drawn through; relu has no recorded functions and stays one node.
+  BOOST_TEST(node_names(t.graph, vg) == (Names{"input", "t", "addmm", "relu", "linear", "output"}),
+             tt::per_element());
+  BOOST_TEST(edge_names(t.graph, vg) ==
+                 (Names{"input -> addmm", "t -> addmm", "addmm -> relu", "relu -> linear",
+                        "linear -> output"}),
+             tt::per_element());
+  BOOST_TEST(!vg.representative(views::calls_of_class(t.graph, "Linear").front()).has_value());
+  // At the depth limit the leaf is one box again.
+  BOOST_TEST(node_names(t.graph, with(t, {.depth = 1, .hide_module_functions = false})) ==
+                 (Names{"input", "fc1", "relu", "fc2", "output"}),
+             tt::per_element());
+  // Leaves without recorded functions are unaffected.
+  const Trace plain = mlp();
+  BOOST_TEST(node_names(plain.graph, with(plain, {.hide_module_functions = false})) ==
+                 node_names(plain.graph, with(plain, {})),
+             tt::per_element());
+  // Opened leaves become clusters like composites.
+  const VisibleGraph nested = with(t, {.expand_nested = true, .hide_module_functions = false});
+  BOOST_TEST(nested.clusters.size() == 2u);
+  BOOST_TEST(clusters_of(nested) == (Clusters{-1, 0, 0, -1, 1, -1}), tt::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(module_functions_reroute_an_unconsumed_input) {
+  // The op inside the leaf does not take the leaf's input (it reads a constant): the edge
+  // into the leaf goes to its first function, the output comes from its last.
+  Builder b("Net");
+  const ModuleId root = b.module("", "Net", false);
+  const ModuleId leaf = b.module("gen", "Gen", true);
+  const NodeId x = b.input({2}, "x");
+  b.begin(root, {x});
+  b.open_leaf(leaf, x);
+  const NodeId c = b.fn("zeros", {b.constant({2})}, {2});
+  b.fn("neg", {c}, {2});
+  const NodeId h = b.close_leaf_made_by_call({2});
+  b.end({h});
+  b.output(h);
+  const VisibleGraph vg = with(b.trace, {.hide_module_functions = false});
+  BOOST_TEST(edge_names(b.trace.graph, vg) ==
+                 (Names{"input -> zeros", "zeros -> neg", "neg -> output"}),
+             tt::per_element());
+}

@@ -201,7 +201,10 @@ inline void write_dot(const Trace& trace, const RenderOptions& options, const Vi
         }
         const auto k = static_cast<std::size_t>(-1 - item);
         out += indent + "subgraph cluster_" + std::to_string(k) + " {\n";
-        out += indent + "\tfontsize=12 label=<" + dot_module_title(g, vg.clusters[k].call) +
+        const NodeId call = vg.clusters[k].call;
+        const ModuleInfo& m = g.module_of(call);
+        const std::uint32_t rolled = options.roll && m.param_count > 0 ? m.calls : 1;
+        out += indent + "\tfontsize=12 label=<" + dot_module_title(g, call, rolled) +
                "> labeljust=l style=dashed\n";
         self(self, k + 1, indent + '\t');
         out += indent + "}\n";

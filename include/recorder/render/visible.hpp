@@ -185,7 +185,8 @@ inline std::vector<std::int32_t> enclosing_clusters(const Graph& g,
 ///   name) that feed the same rolled nodes (keys are computed from the outputs backwards).
 ///   Tensor nodes never merge. Edges between the same rolled pair merge, their counts summed,
 ///   in first-seen order; self-loops made by merging stay. A merged node keeps the first
-///   call's representative, inputs and outputs, and the innermost cluster around all of them.
+///   call's representative, inputs and outputs, and the innermost cluster around all of them;
+///   clusters of calls of one module with parameters merge the same way (into the first).
 inline VisibleGraph visible_graph(const Graph& g, const RenderOptions& options) {
   constexpr std::uint32_t none = VisibleGraph::none;
   const int limit = options.depth ? (*options.depth < 0 ? 0 : *options.depth)
@@ -394,12 +395,41 @@ inline void VisibleGraph::roll(const Graph& g) {
 
   const auto common_cluster = [&](std::int32_t a, std::int32_t b) {
     std::vector<std::int32_t> chain;
-    for (std::int32_t c = a; c >= 0; c = clusters[static_cast<std::size_t>(c)].parent)
+    for (std::int32_t c = a; c >= 0 && chain.size() <= clusters.size();
+         c = clusters[static_cast<std::size_t>(c)].parent)
       chain.push_back(c);
-    for (std::int32_t c = b; c >= 0; c = clusters[static_cast<std::size_t>(c)].parent)
+    std::size_t steps = 0;
+    for (std::int32_t c = b; c >= 0 && steps <= clusters.size();
+         c = clusters[static_cast<std::size_t>(c)].parent, ++steps)
       if (std::find(chain.begin(), chain.end(), c) != chain.end()) return c;
     return std::int32_t{-1};
   };
+
+  // Clusters of calls of one module with parameters merge into the first one; its parent is
+  // the innermost cluster around all of theirs. The others end up empty and are pruned.
+  std::vector<std::int32_t> same_cluster(clusters.size());
+  std::map<std::uint32_t, std::int32_t> cluster_of_module;
+  for (std::size_t k = 0; k < clusters.size(); ++k) {
+    const auto self = static_cast<std::int32_t>(k);
+    const NodeId call = clusters[k].call;
+    same_cluster[k] = g.module_of(call).param_count == 0
+                          ? self
+                          : cluster_of_module.try_emplace(g.call(call).module.value, self).first->second;
+  }
+  for (std::size_t k = 0; k < clusters.size(); ++k) {
+    const auto self = static_cast<std::int32_t>(k);
+    VisibleCluster& c = clusters[k];
+    std::int32_t parent = c.parent >= 0 ? same_cluster[static_cast<std::size_t>(c.parent)] : -1;
+    const std::int32_t into = same_cluster[k];
+    if (parent == into) parent = clusters[static_cast<std::size_t>(into)].parent;  // recursion
+    if (into == self)
+      c.parent = parent;
+    else if (clusters[static_cast<std::size_t>(into)].parent != parent)
+      clusters[static_cast<std::size_t>(into)].parent =
+          common_cluster(clusters[static_cast<std::size_t>(into)].parent, parent);
+  }
+  for (VisibleNode& v : nodes)
+    if (v.cluster >= 0) v.cluster = same_cluster[static_cast<std::size_t>(v.cluster)];
 
   std::unordered_map<std::uint32_t, std::uint32_t> index_of_class;
   std::vector<std::uint32_t> moved(m);
