@@ -12,6 +12,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <regex>
+#include <type_traits>
+#include <vector>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -29,6 +31,22 @@ std::size_t count(const std::string& s, std::string_view what) {
   std::size_t n = 0;
   for (auto pos = s.find(what); pos != std::string::npos; pos = s.find(what, pos + 1)) ++n;
   return n;
+}
+
+/// A composite at depth 1 with a hostile class and name, so that it becomes a cluster.
+Trace nested_hostile() {
+  Builder b("Net");
+  const ModuleId root = b.module("", "Net", false);
+  const ModuleId inner = b.module("x\ny'", "A<b>&\"c", false);
+  const ModuleId fc = b.module("x\ny'.fc", "Linear", true, {{"weight", {2, 2}}});
+  const NodeId x = b.input({1, 2}, "x");
+  b.begin(root, {x});
+  b.begin(inner, {x});
+  const NodeId h = b.leaf(fc, x, {1, 2});
+  b.end({h});
+  b.end({h});
+  b.output(h);
+  return std::move(b.trace);
 }
 
 bool on_path(const std::string& program) {
@@ -136,7 +154,8 @@ BOOST_AUTO_TEST_CASE(graphviz_accepts_every_fixture) {
     return;
   }
   using Make = Trace (*)();
-  for (Make make : {Make{mlp}, Make{residual}, Make{failed}, Make{hostile}, Make{resnet18}})
+  for (Make make : {Make{mlp}, Make{residual}, Make{failed}, Make{hostile}, Make{resnet18},
+                    Make{recursive_net}, Make{observed_mlp}, Make{reused_block}})
     for (bool hide : {true, false})
       for (std::optional<int> depth : {std::optional<int>{0}, std::optional<int>{2},
                                        std::optional<int>{}}) {
@@ -145,4 +164,163 @@ BOOST_AUTO_TEST_CASE(graphviz_accepts_every_fixture) {
         BOOST_CHECK_NO_THROW(svg = detail::run_program({"dot", "-Tsvg"}, text));
         BOOST_TEST(svg.find("<svg") != std::string::npos);
       }
+  // Every new option, alone and together, with the custom styler too.
+  for (Make make : {Make{residual}, Make{hostile}, Make{recursive_net}, Make{observed_mlp},
+                    Make{reused_block}, Make{nested_hostile}})
+    for (const RenderOptions& o :
+         {RenderOptions{.depth = std::nullopt, .expand_nested = true},
+          RenderOptions{.roll = true}, RenderOptions{.strict = false},
+          RenderOptions{.roll = true, .strict = false}, RenderOptions{.show_params = true},
+          RenderOptions{.hide_module_functions = false},
+          RenderOptions{.depth = std::nullopt, .hide_inner_tensors = false,
+                        .show_shapes = false, .expand_nested = true,
+                        .hide_module_functions = false, .roll = true, .strict = false,
+                        .show_params = true}}) {
+      for (const std::string& text :
+           {dot(make(), o), render_to_string<backend::BasicDot<RedConvs>>(make(), o)}) {
+        std::string svg;
+        BOOST_CHECK_NO_THROW(svg = detail::run_program({"dot", "-Tsvg"}, text));
+        BOOST_TEST(svg.find("<svg") != std::string::npos);
+      }
+    }
 }
+
+BOOST_AUTO_TEST_CASE(strict_merges_parallel_edges) {
+  const Trace t = reused_block();  // Split's two outputs both feed add
+  const std::string strict = dot(t);
+  BOOST_TEST(strict.rfind("strict digraph \"Net\" {\n", 0) == 0u);
+  BOOST_TEST(count(strict, "\tn7 -> n8\n") == 1u);
+  BOOST_TEST(strict.find("label=\"") == std::string::npos);  // not rolled: no count shown
+  const std::string loose = dot(t, {.strict = false});
+  BOOST_TEST(loose.rfind("digraph \"Net\" {\n", 0) == 0u);
+  BOOST_TEST(count(loose, "\tn7 -> n8\n") == 1u);
+  BOOST_TEST(count(loose, "\tn7 -> n8 [label=\" x2\"]\n") == 1u);
+  BOOST_TEST(count(loose, " -> ") == count(strict, " -> ") + 1);
+}
+
+BOOST_AUTO_TEST_CASE(rolled_edges_are_labelled_with_their_count) {
+  const Trace t = recursive_net();
+  const std::string strict = dot(t, {.roll = true});
+  BOOST_TEST(count(strict, "[label=<") == 5u);
+  BOOST_TEST(strict.ends_with("\tn0 -> n1 [label=\" x4\"]\n"
+                              "\tn1 -> n2 [label=\" x3\"]\n"
+                              "\tn2 -> n1 [label=\" x3\"]\n"
+                              "\tn1 -> n1 [label=\" x3\"]\n"
+                              "\tn1 -> n3\n"
+                              "\tn3 -> n4\n}\n"));
+  BOOST_TEST(strict.find("LSTMCell<BR/>cell (4 calls)<BR/>depth:1") != std::string::npos);
+  BOOST_TEST(strict.find("LeakyReLU<BR/>act (3 calls)<BR/>depth:1") != std::string::npos);
+  BOOST_TEST(strict.find("LeakyReLU<BR/>act (call 4/4)<BR/>depth:1") != std::string::npos);
+  // Not strict: torchview's text, one line per occurrence, the k-th labelled " xk".
+  const std::string loose = dot(t, {.roll = true, .strict = false});
+  BOOST_TEST(count(loose, " -> ") == 15u);
+  BOOST_TEST(loose.find("\tn0 -> n1\n\tn0 -> n1 [label=\" x2\"]\n\tn0 -> n1 [label=\" x3\"]\n"
+                        "\tn0 -> n1 [label=\" x4\"]\n") != std::string::npos);
+  const std::string unrolled = dot(t);
+  BOOST_TEST(count(unrolled, "[label=<") == 10u);
+  BOOST_TEST(count(unrolled, " -> ") == 15u);
+  BOOST_TEST(unrolled.find("label=\"") == std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(clusters_nest_and_hold_their_nodes) {
+  const std::string s = dot(residual(), {.depth = std::nullopt, .expand_nested = true});
+  BOOST_TEST(count(s, "subgraph cluster_") == 4u);
+  BOOST_TEST(count(s, "[label=<") == 23u);
+  BOOST_TEST(s.find("\tsubgraph cluster_0 {\n"
+                    "\t\tfontsize=12 label=<Sequential<BR/>layer1> labeljust=l style=dashed\n"
+                    "\t\tsubgraph cluster_1 {\n"
+                    "\t\t\tfontsize=12 label=<BasicBlock<BR/>0> labeljust=l style=dashed\n"
+                    "\t\t\tn4 [label=<\n") != std::string::npos);
+  BOOST_TEST(s.find("\t\t\tsubgraph cluster_2 {\n"
+                    "\t\t\t\tfontsize=12 label=<Sequential<BR/>downsample> labeljust=l "
+                    "style=dashed\n") != std::string::npos);
+  // Edges come after every node, at the top level.
+  const auto last_node = s.rfind("[label=<");
+  BOOST_TEST(s.find(" -> ") > last_node);
+  // Without expand_nested the text is today's.
+  BOOST_TEST(dot(residual(), {.depth = std::nullopt}).find("subgraph") == std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(cluster_labels_are_escaped) {
+  const std::string s = dot(nested_hostile(), {.expand_nested = true});
+  BOOST_TEST(s.find("label=<A&lt;b&gt;&amp;&quot;c<BR/>x<BR/>y&#39;> labeljust=l") !=
+             std::string::npos);
+  const std::regex tag("<(/?)(TABLE|TR|TD|BR)\\b[^<>]*>|<\\n");
+  const std::string stripped = std::regex_replace(s, tag, "");
+  const auto at = stripped.find("fontsize=12 label=");
+  BOOST_REQUIRE(at != std::string::npos);
+  const std::string label = stripped.substr(at, stripped.find(" labeljust", at) - at);
+  BOOST_TEST(std::count(label.begin(), label.end(), '<') == 1);  // the opening one
+}
+
+BOOST_AUTO_TEST_CASE(parameter_counts_have_thousands_separators) {
+  BOOST_TEST(detail::with_thousands(0) == "0");
+  BOOST_TEST(detail::with_thousands(999) == "999");
+  BOOST_TEST(detail::with_thousands(1000) == "1,000");
+  BOOST_TEST(detail::with_thousands(9408) == "9,408");
+  BOOST_TEST(detail::with_thousands(11689512) == "11,689,512");
+  const std::string s = dot(resnet18(), {.depth = 1, .show_params = true});
+  BOOST_TEST(s.find("Conv2d<BR/>conv1<BR/>depth:1</TD><TD COLSPAN=\"2\">input:") !=
+             std::string::npos);
+  BOOST_TEST(s.find("<TR><TD COLSPAN=\"5\">params: 9,408</TD></TR>") != std::string::npos);
+  BOOST_TEST(s.find("params: 513,000") != std::string::npos);  // fc
+  BOOST_TEST(count(s, "params: ") == 10u);                      // every module node
+  const std::string plain = dot(resnet18(), {.depth = 1, .show_shapes = false, .show_params = true});
+  BOOST_TEST(plain.find("<TR><TD>params: 9,408</TD></TR>") != std::string::npos);
+  BOOST_TEST(dot(resnet18(), {.depth = 1}).find("params:") == std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(module_functions_are_drawn_when_asked) {
+  const std::string hidden = dot(observed_mlp());
+  BOOST_TEST(count(hidden, "[label=<") == 5u);
+  BOOST_TEST(hidden.find("addmm") == std::string::npos);
+  const std::string shown = dot(observed_mlp(), {.hide_module_functions = false});
+  BOOST_TEST(count(shown, "[label=<") == 6u);
+  BOOST_TEST(shown.find("<TD ROWSPAN=\"2\">addmm<BR/>depth:2</TD>") != std::string::npos);
+  BOOST_TEST(shown.find("Linear") == std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(default_styler_is_the_house_look) {
+  for (const RenderOptions& o : {RenderOptions{}, RenderOptions{.depth = std::nullopt},
+                                 RenderOptions{.hide_inner_tensors = false}})
+    for (const Trace& t : {residual(), failed(), hostile()})
+      BOOST_TEST(render_to_string<backend::BasicDot<DefaultStyler>>(t, o) == dot(t, o));
+  static_assert(std::is_same_v<backend::Dot, backend::BasicDot<DefaultStyler>>);
+  static_assert(dot_styler<RedConvs>);
+  static_assert(!dot_styler<int>);
+  static_assert(has_node_style<DefaultStyler> && has_edge_style<DefaultStyler>);
+}
+
+namespace {
+
+struct OnlyNodes {
+  static NodeStyle node_style(const Trace&, const VisibleGraph&, std::uint32_t) { return {}; }
+};
+static_assert(has_node_style<OnlyNodes> && !has_edge_style<OnlyNodes> && !dot_styler<OnlyNodes>);
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(a_user_styler_changes_exactly_its_nodes) {
+  const Trace t = residual();
+  const RenderOptions o{.depth = std::nullopt};
+  const std::string plain = dot(t, o);
+  const std::string red = render_to_string<backend::BasicDot<RedConvs>>(t, o);
+  std::istringstream a(plain), b(red);
+  std::string la, lb;
+  std::vector<std::string> changed;
+  while (std::getline(a, la) && std::getline(b, lb))
+    if (la != lb) changed.push_back(lb);
+  BOOST_TEST(!std::getline(b, lb));  // same number of lines
+  // Six Conv2d calls: conv1, two in each block, and the downsample one.
+  std::size_t nodes = 0, edges = 0;
+  for (const std::string& line : changed) {
+    if (line.find("</TABLE>> fillcolor=\"#ff9999\" penwidth=2]") != std::string::npos) ++nodes;
+    else if (line.ends_with(" [color=red]")) ++edges;
+    else BOOST_ERROR("unexpected change: " << line);
+  }
+  BOOST_TEST(nodes == 6u);
+  BOOST_TEST(edges == 6u);
+  BOOST_TEST(count(red, "fillcolor=\"#ff9999\"") == 6u);
+  BOOST_TEST(count(red, "fillcolor=darkseagreen1") == count(plain, "fillcolor=darkseagreen1") - 6);
+}
+
