@@ -7,6 +7,7 @@
 #include <recorder/render/concepts.hpp>
 #include <recorder/render/dot.hpp>
 #include <recorder/render/json.hpp>
+#include <recorder/render/mermaid.hpp>
 #include <recorder/render/render.hpp>
 #include <recorder/render/svg.hpp>
 #include <recorder/render/visible.hpp>
@@ -71,6 +72,8 @@ bool dot_on_path() {
 
 static_assert(render_backend<backend::Dot>);
 static_assert(render_backend<backend::Json>);
+static_assert(render_backend<backend::JsonView>);
+static_assert(render_backend<backend::Mermaid>);
 static_assert(render_backend<backend::Svg>);
 static_assert(render_backend<backend::Png>);
 static_assert(render_backend<NodeCount>);
@@ -84,6 +87,8 @@ static_assert(!render_backend<int>);
 
 BOOST_AUTO_TEST_CASE(dot_obeys_the_laws) { check_backend_laws<backend::Dot>(); }
 BOOST_AUTO_TEST_CASE(json_obeys_the_laws) { check_backend_laws<backend::Json>(); }
+BOOST_AUTO_TEST_CASE(json_view_obeys_the_laws) { check_backend_laws<backend::JsonView>(); }
+BOOST_AUTO_TEST_CASE(mermaid_obeys_the_laws) { check_backend_laws<backend::Mermaid>(); }
 BOOST_AUTO_TEST_CASE(user_backend_obeys_the_laws) { check_backend_laws<NodeCount>(); }
 
 BOOST_AUTO_TEST_CASE(svg_obeys_the_laws) {

@@ -1,152 +1,30 @@
-/// The JSON backend: strictly valid, complete, and faithful to the recorded graph.
+/// The JSON backends: strictly valid, complete, and faithful to the recorded graph (`Json`)
+/// or to the visible graph (`JsonView`).
 #define BOOST_TEST_MODULE render_json
 #include <boost/test/unit_test.hpp>
 
 #include "fixtures.hpp"
+#include "golden.hpp"
+#include "json_validator.hpp"
 
 #include <recorder/render/json.hpp>
 #include <recorder/render/render.hpp>
+#include <recorder/render/visible.hpp>
 
-#include <cctype>
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <tuple>
 
 using namespace recorder;
 using namespace recorder::testing;
 
 namespace {
 
-/// A strict RFC 8259 validator (no trailing commas, no comments, no control characters in
-/// strings, valid escapes and UTF-8, one value and nothing after it but whitespace).
-class JsonValidator {
- public:
-  explicit JsonValidator(std::string_view s) : s_(s) {}
-
-  bool valid() {
-    ws();
-    if (!value(0)) return false;
-    ws();
-    return i_ == s_.size();
-  }
-  std::size_t position() const { return i_; }
-
- private:
-  bool value(int level) {
-    if (level > 64 || i_ >= s_.size()) return false;
-    switch (s_[i_]) {
-      case '{': return object(level);
-      case '[': return array(level);
-      case '"': return string();
-      case 't': return literal("true");
-      case 'f': return literal("false");
-      case 'n': return literal("null");
-      default: return number();
-    }
-  }
-  bool object(int level) {
-    ++i_;
-    ws();
-    if (peek('}')) return ++i_, true;
-    for (;;) {
-      ws();
-      if (!peek('"') || !string()) return false;
-      ws();
-      if (!peek(':')) return false;
-      ++i_;
-      ws();
-      if (!value(level + 1)) return false;
-      ws();
-      if (peek('}')) return ++i_, true;
-      if (!peek(',')) return false;
-      ++i_;
-    }
-  }
-  bool array(int level) {
-    ++i_;
-    ws();
-    if (peek(']')) return ++i_, true;
-    for (;;) {
-      ws();
-      if (!value(level + 1)) return false;
-      ws();
-      if (peek(']')) return ++i_, true;
-      if (!peek(',')) return false;
-      ++i_;
-    }
-  }
-  bool string() {
-    ++i_;
-    while (i_ < s_.size()) {
-      const auto c = static_cast<unsigned char>(s_[i_]);
-      if (c == '"') return ++i_, true;
-      if (c < 0x20) return false;
-      if (c == '\\') {
-        if (++i_ >= s_.size()) return false;
-        const char e = s_[i_];
-        if (e == 'u') {
-          for (int k = 0; k < 4; ++k) {
-            if (++i_ >= s_.size() || !std::isxdigit(static_cast<unsigned char>(s_[i_])))
-              return false;
-          }
-        } else if (std::string_view("\"\\/bfnrt").find(e) == std::string_view::npos) {
-          return false;
-        }
-        ++i_;
-      } else if (c >= 0x80) {
-        std::size_t j = i_;
-        if (detail::next_code_point(s_, j) == detail::replacement_char &&
-            s_.substr(i_, 3) != "\xef\xbf\xbd")
-          return false;
-        i_ = j;
-      } else {
-        ++i_;
-      }
-    }
-    return false;
-  }
-  bool number() {
-    const std::size_t start = i_;
-    if (peek('-')) ++i_;
-    if (peek('0')) {
-      ++i_;
-    } else if (!digits()) {
-      return false;
-    }
-    if (peek('.')) {
-      ++i_;
-      if (!digits()) return false;
-    }
-    if (peek('e') || peek('E')) {
-      ++i_;
-      if (peek('+') || peek('-')) ++i_;
-      if (!digits()) return false;
-    }
-    return i_ > start;
-  }
-  bool digits() {
-    const std::size_t start = i_;
-    while (i_ < s_.size() && s_[i_] >= '0' && s_[i_] <= '9') ++i_;
-    return i_ > start;
-  }
-  bool literal(std::string_view word) {
-    if (s_.substr(i_, word.size()) != word) return false;
-    i_ += word.size();
-    return true;
-  }
-  bool peek(char c) const { return i_ < s_.size() && s_[i_] == c; }
-  void ws() {
-    while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\n' || s_[i_] == '\t' || s_[i_] == '\r'))
-      ++i_;
-  }
-
-  std::string_view s_;
-  std::size_t i_ = 0;
-};
-
-bool valid_json(std::string_view s) { return JsonValidator(s).valid(); }
-
 std::string json(const Trace& t) { return render_to_string<backend::Json>(t); }
+std::string view(const Trace& t, const RenderOptions& o = {}) {
+  return render_to_string<backend::JsonView>(t, o);
+}
 
 std::size_t count(const std::string& s, std::string_view what) {
   std::size_t n = 0;
@@ -226,4 +104,100 @@ BOOST_AUTO_TEST_CASE(empty_graph) {
              "{\n  \"model\": \"\",\n  \"complete\": true,\n  \"failure\": null,\n"
              "  \"total_params\": 0,\n  \"trainable_params\": 0,\n  \"modules\": [],\n"
              "  \"nodes\": [],\n  \"edges\": []\n}\n");
+}
+
+// ---- JsonView: the visible graph -----------------------------------------------------------
+
+BOOST_AUTO_TEST_CASE(view_golden_files) {
+  check_golden("json_visible_mlp.json", view(mlp()));
+  const Trace r = residual();
+  check_golden("json_visible_residual_depth1.json", view(r, {.depth = 1}));
+  check_golden("json_visible_residual_nested.json",
+               view(r, {.depth = std::nullopt, .hide_inner_tensors = false,
+                        .direction = Direction::LR, .expand_nested = true, .show_params = true}));
+  check_golden("json_visible_failed.json", view(failed(), {.expand_nested = true}));
+  check_golden("json_visible_hostile.json",
+               view(hostile(), {.hide_inner_tensors = false, .show_shapes = false}));
+}
+
+BOOST_AUTO_TEST_CASE(view_is_valid_json_for_every_fixture_and_option) {
+  using Make = Trace (*)();
+  for (Make make : {Make{mlp}, Make{residual}, Make{failed}, Make{hostile}, Make{resnet18}})
+    for (const RenderOptions& o :
+         {RenderOptions{}, RenderOptions{.depth = 0}, RenderOptions{.depth = std::nullopt},
+          RenderOptions{.hide_inner_tensors = false, .show_shapes = false, .expand_nested = true,
+                        .hide_module_functions = false, .roll = true, .strict = false,
+                        .show_params = true}}) {
+      const std::string s = view(make(), o);
+      JsonValidator v(s);
+      BOOST_TEST(v.valid(), "invalid JSON near byte " << v.position());
+      BOOST_TEST(s.ends_with("}\n"));
+    }
+  const Trace empty;
+  BOOST_TEST(valid_json(view(empty)));
+}
+
+BOOST_AUTO_TEST_CASE(view_follows_the_visible_graph) {
+  const Trace t = resnet18();
+  // torchview's ResNet-18 counts: 13 / 12 at depth 1, 68 / 75 at depth 3.
+  for (const auto& [depth, nodes, edges] :
+       {std::tuple{1, 13u, 12u}, std::tuple{3, 68u, 75u}}) {
+    const std::string s = view(t, {.depth = depth});
+    BOOST_TEST(count(s, "\"index\": ") == nodes);
+    BOOST_TEST(count(s, "{\"from\": ") == edges);
+  }
+  const std::string s = view(t, {.depth = 1});
+  BOOST_TEST(s.find("\"options\": {\n    \"depth\": 1,\n    \"expand_nested\": false,") !=
+             std::string::npos);
+  BOOST_TEST(s.find("\"label\": \"Sequential\\nlayer1\"") != std::string::npos);
+  BOOST_TEST(s.find("\"collapsed\": true") != std::string::npos);
+  BOOST_TEST(s.find("\"inputs\": [[1, 64, 56, 56]],\n      \"outputs\": [[1, 64, 56, 56]]") !=
+             std::string::npos);
+  BOOST_TEST(s.find("\"clusters\": []\n}\n") != std::string::npos);
+  BOOST_TEST(view(t, {.depth = std::nullopt}).find("\"depth\": null,") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(view_options_shapes_params_clusters) {
+  const Trace r = residual();
+  const std::string bare = view(r, {.show_shapes = false});
+  BOOST_TEST(bare.find("\"inputs\"") == std::string::npos);
+  BOOST_TEST(bare.find("\"shape\"") == std::string::npos);
+  BOOST_TEST(bare.find("\"params\"") == std::string::npos);
+  BOOST_TEST(view(r, {.show_params = true}).find("\"params\": 216,") != std::string::npos);
+
+  const RenderOptions nested{.depth = std::nullopt, .expand_nested = true};
+  const VisibleGraph vg = visible_graph(r.graph, nested);
+  const std::string s = view(r, nested);
+  BOOST_TEST(count(s, "\"call\": ") == vg.clusters.size());
+  BOOST_TEST(s.find("\"index\": 1,\n      \"call\": ") != std::string::npos);
+  BOOST_TEST(s.find("\"parent\": 0,\n      \"path\": \"layer1.0\",\n      \"class\": \"BasicBlock\","
+                    "\n      \"label\": \"BasicBlock\\n0\"") != std::string::npos);
+  BOOST_TEST(s.find("\"cluster\": null") != std::string::npos);
+  BOOST_TEST(s.find("\"cluster\": 2") != std::string::npos);  // downsample, inside layer1.0
+}
+
+BOOST_AUTO_TEST_CASE(view_edge_counts) {
+  Builder b("Par");
+  const ModuleId root = b.module("", "Par", false);
+  const NodeId x = b.input({2, 4}, "x");
+  b.begin(root, {x});
+  const NodeId first = b.fn("split", {x}, {2, 2});
+  const NodeId split = b.last_call;
+  const NodeId second = b.g().add_tensor(NodeKind::tensor, b.trace.root, 1, Shape(Dims{2, 2}),
+                                         "Float", "cpu", split);
+  b.g().add_edge(split, second);
+  const NodeId sum = b.fn("add", {first, second}, {2, 2});
+  b.end({sum});
+  b.output(sum);
+  const std::string s = view(b.trace);
+  BOOST_TEST(s.find("{\"from\": 1, \"to\": 2, \"count\": 2}") != std::string::npos);
+  BOOST_TEST(s.find("\"inputs\": [[2, 2], [2, 2]]") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(view_hostile_strings) {
+  const std::string s = view(hostile(), {.graph_name = "a\"b\n"});
+  BOOST_TEST(valid_json(s));
+  BOOST_TEST(s.find("\"graph_name\": \"a\\\"b\\n\"") != std::string::npos);
+  BOOST_TEST(s.find("\"label\": \"Weird<T>&\\\"x\\\"\\n\\\"quote\\\"\"") != std::string::npos);
+  BOOST_TEST(s.find('\xff') == std::string::npos);
 }

@@ -1,9 +1,11 @@
 #pragma once
-/// JSON backend: the whole recorded graph (modules, nodes, edges) as one deterministic document.
+/// JSON backends: the whole recorded graph (`Json`) and the visible graph for some options
+/// (`JsonView`), each as one deterministic document.
 
 #include <recorder/detail/escape.hpp>
 #include <recorder/graph/trace.hpp>
 #include <recorder/render/options.hpp>
+#include <recorder/render/visible.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -75,6 +77,11 @@ class JsonWriter {
     values.reserve(ids.size());
     for (NodeId id : ids) values.push_back(id.value);
     inline_numbers(values);
+  }
+  /// Writes `json`, an already formatted value, as it is (one line: `{"from": 0, "to": 1}`).
+  void raw(std::string_view json) {
+    separate();
+    out_ += json;
   }
   /// Writes a node id, or `null` when it is invalid.
   void id_or_null(NodeId id) {
@@ -251,6 +258,211 @@ inline void write_json(const Trace& trace, std::string& out) {
   out += '\n';
 }
 
+/// What a picture says a visible node is, one unescaped line per item: a module call's class,
+/// then its registered name when it differs, with ` (call 2/3)` for a reused module or
+/// ` (4 calls)` for a node `rolled` from several calls; an op's name (`add_` when in place,
+/// ` (4 calls)` when rolled); a tensor's role (`input-tensor`, `hidden-tensor`, ...) and name.
+inline std::vector<std::string> title_lines(const Graph& g, NodeId id, std::uint32_t rolled = 1) {
+  const Graph::Node& n = g.node(id);
+  const std::string times = rolled > 1 ? " (" + std::to_string(rolled) + " calls)" : "";
+  switch (n.kind) {
+    case NodeKind::function:
+      return {std::string(g.function(id).op) + (n.inplace ? "_" : "") + times};
+    case NodeKind::module: {
+      const ModuleInfo& m = g.module_of(id);
+      std::vector<std::string> out{m.class_name};
+      std::string suffix = times;
+      if (rolled <= 1 && m.calls > 1)
+        suffix = " (call " + std::to_string(g.call(id).call_index + 1) + "/" +
+                 std::to_string(m.calls) + ")";
+      if (!m.name.empty() && m.name != m.class_name)
+        out.push_back(m.name + suffix);
+      else
+        out.back() += suffix;
+      return out;
+    }
+    default: {
+      std::string role;
+      switch (n.kind) {
+        case NodeKind::tensor: role = "hidden-tensor"; break;
+        case NodeKind::constant: role = "constant-tensor"; break;
+        case NodeKind::parameter: role = "parameter-tensor"; break;
+        default: role = std::string(to_string(n.kind)) + "-tensor";
+      }
+      std::vector<std::string> out{std::move(role)};
+      const std::string_view name = g.tensor(id).name;
+      if (!name.empty()) out.emplace_back(name);
+      return out;
+    }
+  }
+}
+
+/// `lines` joined with `sep`.
+inline std::string join_lines(const std::vector<std::string>& lines, std::string_view sep) {
+  std::string out;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    if (i > 0) out += sep;
+    out += lines[i];
+  }
+  return out;
+}
+
+/// Writes the shapes of `tensors` as a list of number lists: `[[1, 64], [1, 64]]`.
+inline void json_shapes(JsonWriter& w, const Graph& g, const std::vector<NodeId>& tensors) {
+  std::string text = "[";
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    if (i > 0) text += ", ";
+    text += '[';
+    const Shape shape = g.shape(tensors[i]);
+    for (std::size_t k = 0; k < shape.size(); ++k) {
+      if (k > 0) text += ", ";
+      text += std::to_string(shape[k]);
+    }
+    text += ']';
+  }
+  text += ']';
+  w.raw(text);
+}
+
+/// Writes the JSON document of the visible graph of `trace` seen with `options` to `out`.
+inline void write_json_view(const Trace& trace, const RenderOptions& options, std::string& out) {
+  const Graph& g = trace.graph;
+  const VisibleGraph vg = visible_graph(g, options);
+  const auto index_or_null = [](JsonWriter& w, std::int32_t i) {
+    if (i >= 0)
+      w.number(std::int64_t{i});
+    else
+      w.null();
+  };
+  JsonWriter w(out);
+  w.begin_object();
+  w.key("model");
+  w.string(trace.model_name);
+  w.key("graph_name");
+  w.string(options.graph_name.empty() ? trace.model_name : options.graph_name);
+  w.key("complete");
+  w.boolean(trace.complete());
+
+  w.key("options");
+  w.begin_object();
+  w.key("depth");
+  if (options.depth)
+    w.number(std::int64_t{*options.depth});
+  else
+    w.null();
+  w.key("expand_nested");
+  w.boolean(options.expand_nested);
+  w.key("hide_inner_tensors");
+  w.boolean(options.hide_inner_tensors);
+  w.key("hide_module_functions");
+  w.boolean(options.hide_module_functions);
+  w.key("roll");
+  w.boolean(options.roll);
+  w.key("show_shapes");
+  w.boolean(options.show_shapes);
+  w.key("show_params");
+  w.boolean(options.show_params);
+  w.key("strict");
+  w.boolean(options.strict);
+  w.key("direction");
+  w.string(to_string(options.direction));
+  w.key("graph_name");
+  w.string(options.graph_name);
+  w.end_object();
+
+  w.key("nodes");
+  w.begin_array();
+  for (std::size_t i = 0; i < vg.nodes.size(); ++i) {
+    const VisibleNode& v = vg.nodes[i];
+    const Graph::Node& n = g.node(v.node);
+    w.begin_object();
+    w.key("index");
+    w.number(std::uint64_t{i});
+    w.key("id");
+    w.number(std::uint64_t{v.node.value});
+    w.key("kind");
+    w.string(to_string(v.kind));
+    w.key("label");
+    w.string(join_lines(title_lines(g, v.node, v.calls), "\n"));
+    w.key("depth");
+    w.number(std::uint64_t{n.depth});
+    w.key("calls");
+    w.number(std::uint64_t{v.calls});
+    w.key("cluster");
+    index_or_null(w, v.cluster);
+    if (is_tensor_kind(v.kind)) {
+      w.key("name");
+      w.string(g.tensor(v.node).name);
+      if (options.show_shapes) {
+        w.key("shape");
+        w.inline_numbers(g.shape(v.node));
+      }
+    } else {
+      if (v.kind == NodeKind::function) {
+        w.key("op");
+        w.string(g.function(v.node).op);
+        w.key("inplace");
+        w.boolean(n.inplace);
+      } else {
+        const ModuleInfo& m = g.module_of(v.node);
+        w.key("path");
+        w.string(m.path);
+        w.key("name");
+        w.string(m.name);
+        w.key("class");
+        w.string(m.class_name);
+        w.key("collapsed");
+        w.boolean(v.collapsed);
+        w.key("failed");
+        w.boolean(n.failed);
+        if (options.show_params) {
+          w.key("params");
+          w.number(m.param_count);
+        }
+      }
+      if (options.show_shapes) {
+        w.key("inputs");
+        json_shapes(w, g, v.inputs);
+        w.key("outputs");
+        json_shapes(w, g, v.outputs);
+      }
+    }
+    w.end_object();
+  }
+  w.end_array();
+
+  w.key("edges");
+  w.begin_array();
+  for (const VisibleEdge& e : vg.edges)
+    w.raw("{\"from\": " + std::to_string(e.from) + ", \"to\": " + std::to_string(e.to) +
+          ", \"count\": " + std::to_string(e.count) + "}");
+  w.end_array();
+
+  w.key("clusters");
+  w.begin_array();
+  for (std::size_t k = 0; k < vg.clusters.size(); ++k) {
+    const VisibleCluster& c = vg.clusters[k];
+    const ModuleInfo& m = g.module_of(c.call);
+    w.begin_object();
+    w.key("index");
+    w.number(std::uint64_t{k});
+    w.key("call");
+    w.number(std::uint64_t{c.call.value});
+    w.key("parent");
+    index_or_null(w, c.parent);
+    w.key("path");
+    w.string(m.path);
+    w.key("class");
+    w.string(m.class_name);
+    w.key("label");
+    w.string(join_lines(title_lines(g, c.call), "\n"));
+    w.end_object();
+  }
+  w.end_array();
+  w.end_object();
+  out += '\n';
+}
+
 }  // namespace detail
 
 namespace backend {
@@ -273,6 +485,35 @@ struct Json {
     static_cast<void>(options);
     std::string text;
     detail::write_json(trace, text);
+    os.write(text.data(), static_cast<std::streamsize>(text.size()));
+  }
+};
+
+/// The visible graph for some options, as pretty-printed JSON: what `Dot` and `Mermaid`
+/// draw, as data (the whole recorded graph is `Json`).
+///
+/// `{"model", "graph_name", "complete", "options": {depth (number | null), expand_nested,
+/// hide_inner_tensors, hide_module_functions, roll, show_shapes, show_params, strict,
+/// direction, graph_name}, "nodes": [{index, id (recorded node), kind, label, depth, calls,
+/// cluster (index | null), ...}], "edges": [{from, to, count}], "clusters": [{index, call,
+/// parent (index | null), path, class, label}]}`.
+///
+/// `index` is the node's position (the `n<index>` of `Dot` and `Mermaid`), `label` the title
+/// lines of the picture joined by `\n` (`"Linear\nfc1"`), `calls` how many recorded calls a
+/// rolled node stands for, `count` how many parallel edges one edge stands for. Tensor nodes
+/// add `name` and, with `show_shapes`, `shape`; functions `op` and `inplace`; module calls
+/// `path`, `name`, `class`, `collapsed`, `failed` and, with `show_params`, `params`; both op
+/// kinds, with `show_shapes`, `inputs` and `outputs` (lists of shapes).
+///
+/// Example: `recorder::render_to_file<recorder::backend::JsonView>(trace, {.depth = 1}, "net");`
+/// writes `net.view.json`.
+struct JsonView {
+  static constexpr std::string_view extension = ".view.json";
+
+  /// Writes the JSON document of the visible graph of `trace` seen with `options` to `os`.
+  static void render(const Trace& trace, const RenderOptions& options, std::ostream& os) {
+    std::string text;
+    detail::write_json_view(trace, options, text);
     os.write(text.data(), static_cast<std::streamsize>(text.size()));
   }
 };

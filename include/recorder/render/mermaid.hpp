@@ -1,0 +1,217 @@
+#pragma once
+/// Mermaid backend: the visible graph as a Mermaid `flowchart`, for Markdown pages and wikis.
+
+#include <recorder/detail/escape.hpp>
+#include <recorder/graph/trace.hpp>
+#include <recorder/render/dot.hpp>
+#include <recorder/render/json.hpp>
+#include <recorder/render/options.hpp>
+#include <recorder/render/visible.hpp>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace recorder {
+
+namespace detail {
+
+/// Escapes `s` for the inside of a double-quoted Mermaid label (`n0["..."]`).
+///
+/// `"` `<` `>` `&` `#` and `` ` `` become Mermaid entity codes (`#quot;`, `#lt;`, `#gt;`,
+/// `#amp;`, `#35;`, `#96;`: Mermaid turns `#name;` into `&name;` before it renders, so a bare
+/// `#` must be escaped too), a newline becomes `<br>`, a tab a space, other control characters
+/// and invalid UTF-8 become U+FFFD.
+/// Example: `mermaid_escape("a<b>\n\"&\"")` is `"a#lt;b#gt;<br>#quot;#amp;#quot;"`.
+inline std::string mermaid_escape(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size();) {
+    const char32_t cp = next_code_point(s, i);
+    switch (cp) {
+      case '"': out += "#quot;"; break;
+      case '<': out += "#lt;"; break;
+      case '>': out += "#gt;"; break;
+      case '&': out += "#amp;"; break;
+      case '#': out += "#35;"; break;
+      case '`': out += "#96;"; break;
+      case '\n': out += "<br>"; break;
+      case '\t': out += ' '; break;
+      default: append_utf8(out, is_control(cp) ? replacement_char : cp);
+    }
+  }
+  return out;
+}
+
+/// Mermaid `classDef` names, one per node kind, in `NodeKind` order, then `failed`.
+inline constexpr std::array<std::string_view, node_kind_count> mermaid_classes = {
+    "input", "output", "tensor", "constant", "parameter", "function", "module"};
+
+/// The `classDef` lines: the colours of the DOT backend's house look, as hex (Mermaid styles
+/// are CSS, which lacks X11's `darkseagreen1` and `gray90`), and a red border for failures.
+inline constexpr std::string_view mermaid_class_defs =
+    "\tclassDef input fill:#ffffe0,stroke:#000000\n"
+    "\tclassDef output fill:#ffffe0,stroke:#000000\n"
+    "\tclassDef tensor fill:#ffffe0,stroke:#000000\n"
+    "\tclassDef constant fill:#e5e5e5,stroke:#000000\n"
+    "\tclassDef parameter fill:#e5e5e5,stroke:#000000\n"
+    "\tclassDef function fill:#f0f8ff,stroke:#000000\n"
+    "\tclassDef module fill:#c1ffc1,stroke:#000000\n"
+    "\tclassDef failed stroke:#ff0000,stroke-width:2px\n";
+
+/// The escaped label of visible node `i`: title lines, depth, `failed`, shapes, parameters.
+inline std::string mermaid_label(const Graph& g, const RenderOptions& options,
+                                 const VisibleNode& v) {
+  const Graph::Node& n = g.node(v.node);
+  std::string out;
+  for (const std::string& line : title_lines(g, v.node, v.calls)) {
+    if (!out.empty()) out += "<br>";
+    out += mermaid_escape(line);
+  }
+  out += "<br>depth:" + std::to_string(n.depth);
+  if (n.failed) out += "<br>failed";
+  if (options.show_shapes) {
+    if (is_tensor_kind(v.kind))
+      out += "<br>" + shape_repr(g.shape(v.node));
+    else
+      out += "<br>input: " + shapes_repr(g, v.inputs) + "<br>output: " + shapes_repr(g, v.outputs);
+  }
+  if (options.show_params && v.kind == NodeKind::module)
+    out += "<br>params: " + with_thousands(g.module_of(v.node).param_count);
+  return out;
+}
+
+/// Writes the Mermaid text of `trace` seen with `options` to `out`.
+inline void write_mermaid(const Trace& trace, const RenderOptions& options, std::string& out) {
+  const Graph& g = trace.graph;
+  const VisibleGraph vg = visible_graph(g, options);
+  const std::string& name = options.graph_name.empty() ? trace.model_name : options.graph_name;
+
+  // The title as a YAML double-quoted scalar (JSON's escapes are valid there).
+  out += "---\ntitle: \"" + json_escape(name) + "\"\n---\n";
+  out += "flowchart ";
+  out += to_string(options.direction);
+  out += '\n';
+
+  const auto write_node = [&](std::size_t i, const std::string& indent) {
+    out += indent + "n" + std::to_string(i) + "[\"" + mermaid_label(g, options, vg.nodes[i]) +
+           "\"]\n";
+  };
+  if (vg.clusters.empty()) {
+    for (std::size_t i = 0; i < vg.nodes.size(); ++i) write_node(i, "\t");
+  } else {
+    // What each cluster (and the top level, slot 0) holds, in order of first drawn node:
+    // a value >= 0 is a node, -1 - k is cluster k.
+    std::vector<std::vector<std::int64_t>> items(vg.clusters.size() + 1);
+    std::vector<char> placed(vg.clusters.size(), 0);
+    for (std::size_t i = 0; i < vg.nodes.size(); ++i) {
+      std::int32_t c = vg.nodes[i].cluster;
+      items[static_cast<std::size_t>(c + 1)].push_back(static_cast<std::int64_t>(i));
+      while (c >= 0 && !placed[static_cast<std::size_t>(c)]) {
+        placed[static_cast<std::size_t>(c)] = 1;
+        const std::int32_t parent = vg.clusters[static_cast<std::size_t>(c)].parent;
+        items[static_cast<std::size_t>(parent + 1)].push_back(-1 - std::int64_t{c});
+        c = parent;
+      }
+    }
+    const auto emit = [&](const auto& self, std::size_t slot, const std::string& indent) -> void {
+      for (const std::int64_t item : items[slot]) {
+        if (item >= 0) {
+          write_node(static_cast<std::size_t>(item), indent);
+          continue;
+        }
+        const auto k = static_cast<std::size_t>(-1 - item);
+        std::string label;
+        for (const std::string& line : title_lines(g, vg.clusters[k].call)) {
+          if (!label.empty()) label += "<br>";
+          label += mermaid_escape(line);
+        }
+        out += indent + "subgraph c" + std::to_string(k) + "[\"" + label + "\"]\n";
+        self(self, k + 1, indent + '\t');
+        out += indent + "end\n";
+      }
+    };
+    emit(emit, 0, "\t");
+  }
+
+  // Appended piece by piece: g++ 12 -O3 warns on `"|" + std::string` (-Wrestrict, a false
+  // positive, GCC bug 105329).
+  for (const VisibleEdge& e : vg.edges) {
+    const std::uint32_t copies = drawn_copies(e, options);
+    for (std::uint32_t k = 1; k <= copies; ++k) {
+      out += "\tn" + std::to_string(e.from) + " -->";
+      std::string label = edge_label(e, k, options);
+      if (!label.empty() && label.front() == ' ') label.erase(0, 1);
+      if (!label.empty()) {
+        out += '|';
+        out += mermaid_escape(label);
+        out += '|';
+      }
+      out += " n";
+      out += std::to_string(e.to);
+      out += '\n';
+    }
+  }
+
+  out += mermaid_class_defs;
+  std::array<std::string, node_kind_count> members;
+  std::string failed;
+  for (std::size_t i = 0; i < vg.nodes.size(); ++i) {
+    const VisibleNode& v = vg.nodes[i];
+    const auto add = [&](std::string& list) {
+      if (!list.empty()) list += ',';
+      list += 'n';
+      list += std::to_string(i);
+    };
+    add(members[static_cast<std::size_t>(v.kind)]);
+    if (g.node(v.node).failed) add(failed);
+  }
+  for (std::size_t k = 0; k < members.size(); ++k)
+    if (!members[k].empty())
+      out += "\tclass " + members[k] + " " + std::string(mermaid_classes[k]) + "\n";
+  if (!failed.empty()) out += "\tclass " + failed + " failed\n";
+}
+
+}  // namespace detail
+
+namespace backend {
+
+/// A Mermaid `flowchart` of the visible graph, for Markdown (GitHub, GitLab, wikis).
+///
+/// Honours every `RenderOptions` field as `Dot` does: `direction` is the flowchart's direction,
+/// `graph_name` (or the model's name) its front-matter title; node `n<i>` is visible node `i`
+/// with a quoted label (title, `depth:`, `failed`, shapes with `show_shapes`, `params:` with
+/// `show_params`); `expand_nested` clusters become nested `subgraph c<k>["class<br>name"]` ...
+/// `end` blocks; edges follow all nodes, each once when `strict` (labelled `|xN|` when rolled)
+/// or `count` times otherwise (the k-th copy labelled `|xk|`); one `classDef` per node kind
+/// in the DOT colours, and `failed` (red border) on failed module calls. User strings are
+/// escaped with `detail::mermaid_escape`.
+///
+/// Example: `recorder::render<recorder::backend::Mermaid>(trace, {.depth = 1}, std::cout);`
+/// ```
+/// ---
+/// title: "MLP"
+/// ---
+/// flowchart TB
+/// 	n0["input-tensor<br>x<br>depth:0<br>(1, 128)"]
+/// 	n1["Linear<br>fc1<br>depth:1<br>input: (1, 128)<br>output: (1, 64)"]
+/// 	...
+/// 	n0 --> n1
+/// ```
+struct Mermaid {
+  static constexpr std::string_view extension = ".mmd";
+
+  /// Writes the Mermaid text of `trace` seen with `options` to `os`.
+  static void render(const Trace& trace, const RenderOptions& options, std::ostream& os) {
+    std::string text;
+    detail::write_mermaid(trace, options, text);
+    os.write(text.data(), static_cast<std::streamsize>(text.size()));
+  }
+};
+
+}  // namespace backend
+}  // namespace recorder
