@@ -1,16 +1,21 @@
-/// SVG and PNG through Graphviz: output, missing program, failures, no deadlock or SIGPIPE.
+/// SVG and PNG through Graphviz: output, missing program, failures, no deadlock or SIGPIPE,
+/// time limits, layout limits and the fallback engine for large graphs.
 #define BOOST_TEST_MODULE render_svg
 #include <boost/test/unit_test.hpp>
 
 #include "fixtures.hpp"
+#include "synthetic.hpp"
 
 #include <recorder/render/render.hpp>
 #include <recorder/render/svg.hpp>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <iterator>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -64,6 +69,43 @@ class ScopedEnv {
   std::string old_;
   bool had_ = false;
 };
+
+/// Captures what is written to `std::cerr` for the scope.
+class CaptureCerr {
+ public:
+  CaptureCerr() : old_(std::cerr.rdbuf(buffer_.rdbuf())) {}
+  ~CaptureCerr() { std::cerr.rdbuf(old_); }
+  CaptureCerr(const CaptureCerr&) = delete;
+  CaptureCerr& operator=(const CaptureCerr&) = delete;
+  std::string text() const { return buffer_.str(); }
+
+ private:
+  std::ostringstream buffer_;
+  std::streambuf* old_;
+};
+
+/// A folder holding a fake `dot` (a shell script with `body`), removed at the end.
+class FakeDot {
+ public:
+  explicit FakeDot(const std::string& body)
+      : dir_(fs::temp_directory_path() / ("recorder_fake_dot_" + std::to_string(::getpid()))) {
+    fs::create_directories(dir_);
+    std::ofstream(dir_ / "dot") << "#!/bin/sh\n" << body << "\n";
+    fs::permissions(dir_ / "dot", fs::perms::owner_all);
+  }
+  ~FakeDot() { fs::remove_all(dir_); }
+  FakeDot(const FakeDot&) = delete;
+  FakeDot& operator=(const FakeDot&) = delete;
+  /// PATH with the fake first, then the real one (so `sfdp` is still found).
+  std::string path() const { return dir_.string() + ":" + std::getenv("PATH"); }
+
+ private:
+  fs::path dir_;
+};
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
 
 std::string message_of(const auto& f) {
   try {
@@ -139,4 +181,107 @@ BOOST_AUTO_TEST_CASE(no_deadlock_and_no_sigpipe) {
   BOOST_TEST(detail::run_program({"cat"}, big) == big);  // both pipes full at once
   BOOST_TEST(detail::run_program({"true"}, big).empty());  // exits without reading stdin
   BOOST_TEST(detail::run_program({"cat"}, "").empty());
+}
+
+BOOST_AUTO_TEST_CASE(timeout_kills_the_program) {
+  REQUIRE_PROGRAM("sleep");
+  const auto start = std::chrono::steady_clock::now();
+  const std::string msg = message_of(
+      [] { detail::run_program({"sleep", "10"}, "", std::chrono::milliseconds{200}); });
+  BOOST_TEST(msg.find("'sleep 10' ran past its time limit of 0.2 s and was killed") !=
+                 std::string::npos,
+             msg);
+  BOOST_TEST(seconds_since(start) < 5.0);
+  BOOST_CHECK_THROW(detail::run_program({"sleep", "10"}, "", std::chrono::milliseconds{50}),
+                    detail::ProgramTimedOut);
+  BOOST_TEST(detail::run_program({"cat"}, "fast", std::chrono::milliseconds{5000}) == "fast");
+}
+
+BOOST_AUTO_TEST_CASE(dot_timeout_from_the_environment) {
+  {
+    ScopedEnv env("RECORDER_DOT_TIMEOUT", "2.5");
+    BOOST_TEST(detail::dot_timeout().count() == 2500);
+  }
+  {
+    ScopedEnv env("RECORDER_DOT_TIMEOUT", "0");
+    BOOST_TEST(detail::dot_timeout().count() == 0);
+  }
+  {
+    ScopedEnv env("RECORDER_DOT_TIMEOUT", "soon");
+    CaptureCerr err;
+    BOOST_TEST(detail::dot_timeout().count() == 60000);
+    BOOST_TEST(err.text().find("ignoring RECORDER_DOT_TIMEOUT='soon'") != std::string::npos);
+  }
+  BOOST_TEST(detail::seconds_text(std::chrono::milliseconds{60000}) == "60 s");
+  BOOST_TEST(detail::seconds_text(std::chrono::milliseconds{250}) == "0.25 s");
+}
+
+BOOST_AUTO_TEST_CASE(large_graph_gets_layout_limits) {
+  REQUIRE_PROGRAM("dot");
+  const Trace t = synthetic_chain(1998);
+  BOOST_TEST_REQUIRE(visible_graph(t.graph, {}).nodes.size() == 2000u);
+  const auto start = std::chrono::steady_clock::now();
+  CaptureCerr err;
+  const std::string svg = render_to_string<backend::Svg>(t);
+  const double took = seconds_since(start);
+  BOOST_TEST_MESSAGE("2,000-node SVG: " << took << " s");
+  BOOST_TEST(took < 30.0);
+  BOOST_TEST(err.text() ==
+             "recorder: 2000 visible nodes (more than 1000): laying out with "
+             "'dot -Tsvg -Gnslimit=2 -Gnslimit1=2 -Gmclimit=0.5'\n");
+  BOOST_TEST(svg.find("<svg") != std::string::npos);
+  BOOST_TEST(svg.find("<title>n1999</title>") != std::string::npos);
+  CaptureCerr quiet;
+  render_to_string<backend::Svg>(mlp());
+  BOOST_TEST(quiet.text().empty());
+}
+
+BOOST_AUTO_TEST_CASE(slow_dot_falls_back_to_sfdp) {
+  REQUIRE_PROGRAM("sfdp");
+  FakeDot fake("exec sleep 20");
+  ScopedEnv path("PATH", fake.path());
+  ScopedEnv timeout("RECORDER_DOT_TIMEOUT", "0.5");
+  const auto start = std::chrono::steady_clock::now();
+  CaptureCerr err;
+  const std::string svg = render_to_string<backend::Svg>(residual());
+  BOOST_TEST(seconds_since(start) < 10.0);
+  BOOST_TEST(err.text() ==
+             "recorder: dot ran past its time limit of 0.5 s (RECORDER_DOT_TIMEOUT); laying out "
+             "with 'sfdp -Tsvg' instead\n");
+  BOOST_TEST(svg.find("<svg") != std::string::npos);
+  BOOST_TEST(svg.find("BasicBlock") == std::string::npos);  // depth 3: blocks drawn through
+  BOOST_TEST(svg.find("Conv2d") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(failing_dot_falls_back_only_for_large_graphs) {
+  REQUIRE_PROGRAM("sfdp");
+  FakeDot fake("cat > /dev/null; echo 'trouble in init_rank' >&2; exit 1");
+  ScopedEnv path("PATH", fake.path());
+  {
+    CaptureCerr err;
+    const std::string msg = message_of([] { render_to_string<backend::Svg>(mlp()); });
+    BOOST_TEST(msg.find("exited with status 1: trouble in init_rank") != std::string::npos, msg);
+    BOOST_TEST(err.text().empty());
+  }
+  CaptureCerr err;
+  const std::string svg = render_to_string<backend::Svg>(synthetic_chain(1100));
+  BOOST_TEST(svg.find("<svg") != std::string::npos);
+  BOOST_TEST(err.text().find("recorder: dot failed (recorder: 'dot -Tsvg -Gnslimit=2 "
+                             "-Gnslimit1=2 -Gmclimit=0.5' exited with status 1: trouble in "
+                             "init_rank); laying out with 'sfdp -Tsvg' instead\n") !=
+                 std::string::npos,
+             err.text());
+}
+
+BOOST_AUTO_TEST_CASE(fallback_failing_too_is_an_error) {
+  FakeDot fake("while :; do :; done");  // spins without needing any program on PATH
+  // Only the fake dot on PATH: no sfdp to fall back on.
+  ScopedEnv path("PATH", fake.path().substr(0, fake.path().find(':')));
+  ScopedEnv timeout("RECORDER_DOT_TIMEOUT", "0.2");
+  CaptureCerr err;
+  const std::string msg = message_of([] { render_to_string<backend::Png>(mlp()); });
+  BOOST_TEST(msg.find("ran past its time limit of 0.2 s and was killed; then recorder: the "
+                      "Graphviz program 'sfdp' was not found") != std::string::npos,
+             msg);
+  BOOST_TEST(err.text().find("laying out with 'sfdp -Tpng' instead") != std::string::npos);
 }

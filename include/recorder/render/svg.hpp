@@ -4,10 +4,18 @@
 #include <recorder/graph/trace.hpp>
 #include <recorder/render/dot.hpp>
 #include <recorder/render/options.hpp>
+#include <recorder/render/visible.hpp>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <climits>
 #include <csignal>
+#include <cstdint>
+#include <cstdlib>
 #include <ctime>
+#include <iostream>
+#include <optional>
 #include <ostream>
 #include <stdexcept>
 #include <string>
@@ -78,10 +86,41 @@ class SigpipeGuard {
   bool was_pending_ = false;
 };
 
+/// A program run by `run_program` exited with a non-zero status or was killed.
+struct ProgramFailed : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// A program run by `run_program` ran past its time limit and was killed.
+struct ProgramTimedOut : ProgramFailed {
+  using ProgramFailed::ProgramFailed;
+};
+
+/// `argv` joined with spaces, for messages: `dot -Tsvg`.
+inline std::string command_line(const std::vector<std::string>& argv) {
+  std::string out;
+  for (const std::string& a : argv) out += (out.empty() ? "" : " ") + a;
+  return out;
+}
+
+/// A duration for messages: `60 s`, `0.25 s`.
+inline std::string seconds_text(std::chrono::milliseconds d) {
+  std::string out = std::to_string(d.count() / 1000);
+  if (const auto ms = d.count() % 1000; ms != 0) {
+    std::string frac = std::to_string(1000 + ms).substr(1);
+    while (frac.back() == '0') frac.pop_back();
+    out += "." + frac;
+  }
+  return out + " s";
+}
+
 /// Runs `argv` (looked up on PATH, no shell), feeds `input` on its stdin and returns its
-/// stdout. Throws `std::runtime_error` when the program cannot be started, is not found, or
-/// exits with a non-zero status (the message includes its stderr).
-inline std::string run_program(const std::vector<std::string>& argv, std::string_view input) {
+/// stdout. Throws `std::runtime_error` when the program cannot be started or is not found,
+/// `ProgramFailed` when it exits with a non-zero status (the message includes its stderr),
+/// and `ProgramTimedOut` when `timeout` is positive and the program runs longer: it is then
+/// killed (SIGKILL) and reaped before the exception leaves.
+inline std::string run_program(const std::vector<std::string>& argv, std::string_view input,
+                               std::chrono::milliseconds timeout = std::chrono::milliseconds::zero()) {
   if (argv.empty()) throw std::invalid_argument("recorder::detail::run_program: empty argv");
   const auto sys_error = [&](std::string_view what, int err) {
     return std::runtime_error("recorder: " + std::string(what) + " '" + argv[0] +
@@ -115,6 +154,10 @@ inline std::string run_program(const std::vector<std::string>& argv, std::string
   out_w.reset();
   err_w.reset();
 
+  using clock = std::chrono::steady_clock;
+  const bool limited = timeout > std::chrono::milliseconds::zero();
+  const clock::time_point deadline = limited ? clock::now() + timeout : clock::time_point::max();
+  bool timed_out = false;
   std::string result, errors;
   {
     SigpipeGuard guard;
@@ -124,7 +167,16 @@ inline std::string run_program(const std::vector<std::string>& argv, std::string
     char buffer[65536];
     while (out_r.get() >= 0 || err_r.get() >= 0) {
       pollfd fds[3] = {{in_w.get(), POLLOUT, 0}, {out_r.get(), POLLIN, 0}, {err_r.get(), POLLIN, 0}};
-      if (::poll(fds, 3, -1) < 0) {
+      int wait_ms = -1;
+      if (limited) {
+        const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - clock::now());
+        if (left <= std::chrono::milliseconds::zero()) {
+          timed_out = true;
+          break;
+        }
+        wait_ms = static_cast<int>(std::min<std::chrono::milliseconds::rep>(left.count(), INT_MAX));
+      }
+      if (::poll(fds, 3, wait_ms) < 0) {
         if (errno == EINTR) continue;
         break;
       }
@@ -145,29 +197,104 @@ inline std::string run_program(const std::vector<std::string>& argv, std::string
     }
     in_w.reset();
   }
+  if (timed_out) ::kill(pid, SIGKILL);
+  out_r.reset();
+  err_r.reset();
 
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0) {
     if (errno != EINTR) throw sys_error("cannot wait for", errno);
   }
+  if (timed_out)
+    throw ProgramTimedOut("recorder: '" + command_line(argv) + "' ran past its time limit of " +
+                          seconds_text(timeout) + " and was killed");
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    std::string message = "recorder: '" + argv[0];
-    for (std::size_t i = 1; i < argv.size(); ++i) message += " " + argv[i];
+    std::string message = "recorder: '" + command_line(argv);
     message += WIFEXITED(status) ? "' exited with status " + std::to_string(WEXITSTATUS(status))
                                  : "' was killed by signal " + std::to_string(WTERMSIG(status));
     if (!errors.empty()) message += ": " + errors;
-    throw std::runtime_error(message);
+    throw ProgramFailed(message);
   }
   return result;
 }
 
+/// Above this many visible nodes, `Svg` and `Png` pass `large_graph_limits` to `dot`.
+inline constexpr std::size_t large_graph_nodes = 1000;
+
+/// Graphviz layout limits for large graphs: at most 2 network-simplex iterations per node
+/// for ranking and positioning (`nslimit1`, `nslimit`) and half the crossing-minimisation
+/// passes (`mclimit`). dot 2.43 honours all three (`dot -v` shows `maxiter=2*N`).
+inline const std::vector<std::string>& large_graph_limits() {
+  static const std::vector<std::string> limits{"-Gnslimit=2", "-Gnslimit1=2", "-Gmclimit=0.5"};
+  return limits;
+}
+
+/// The engine used when `dot` runs past its time limit (or fails on a large graph): `sfdp`,
+/// Graphviz's multilevel force-directed layout, lays out a 10,000-node DAG in about 3 s.
+inline constexpr std::string_view fallback_engine = "sfdp";
+
+/// How long `dot` may run: `RECORDER_DOT_TIMEOUT` seconds when set (a decimal number such as
+/// `120` or `0.5`; `0` means no limit), else 60 s. The fallback engine gets the same limit.
+inline std::chrono::milliseconds dot_timeout() {
+  constexpr std::chrono::milliseconds fallback{60'000};
+  const char* text = std::getenv("RECORDER_DOT_TIMEOUT");
+  if (text == nullptr || *text == '\0') return fallback;
+  char* end = nullptr;
+  const double seconds = std::strtod(text, &end);
+  if (end == text || *end != '\0' || !(seconds >= 0) || seconds > 1e6) {
+    std::cerr << "recorder: ignoring RECORDER_DOT_TIMEOUT='" << text
+              << "' (not a number of seconds); using 60 s\n";
+    return fallback;
+  }
+  return std::chrono::milliseconds{static_cast<std::int64_t>(seconds * 1000 + 0.5)};
+}
+
+/// The first line of `message`, for one-line notes on stderr.
+inline std::string first_line(std::string_view message) {
+  return std::string(message.substr(0, message.find('\n')));
+}
+
 /// Lays out the DOT text of `trace` with `program -T<format>` and writes the result to `os`.
+///
+/// With `program` `dot`: above `large_graph_nodes` visible nodes it passes
+/// `large_graph_limits()`; it runs under `dot_timeout()`; when it runs past it, or fails on a
+/// large graph, the text is laid out with `fallback_engine` instead. Each of these steps is
+/// said in one line on `std::cerr`. A missing program, or a failure on a small graph, throws.
 inline void render_through_graphviz(const Trace& trace, const RenderOptions& options,
                                     std::ostream& os, std::string_view format,
                                     const std::string& program = "dot") {
   std::string dot;
   write_dot(trace, options, dot);
-  const std::string image = run_program({program, "-T" + std::string(format)}, dot);
+  std::vector<std::string> argv{program, "-T" + std::string(format)};
+  const std::chrono::milliseconds timeout = dot_timeout();
+  bool large = false;
+  if (program == "dot") {
+    const std::size_t nodes = visible_graph(trace.graph, options).nodes.size();
+    if (nodes > large_graph_nodes) {
+      large = true;
+      argv.insert(argv.end(), large_graph_limits().begin(), large_graph_limits().end());
+      std::cerr << "recorder: " << nodes << " visible nodes (more than " << large_graph_nodes
+                << "): laying out with '" << command_line(argv) << "'\n";
+    }
+  }
+  std::string image;
+  try {
+    image = run_program(argv, dot, timeout);
+  } catch (const ProgramFailed& e) {
+    const bool timed_out = dynamic_cast<const ProgramTimedOut*>(&e) != nullptr;
+    if (program != "dot" || (!timed_out && !large)) throw;
+    const std::vector<std::string> fallback{std::string(fallback_engine),
+                                            "-T" + std::string(format)};
+    std::cerr << (timed_out ? "recorder: dot ran past its time limit of " + seconds_text(timeout) +
+                                  " (RECORDER_DOT_TIMEOUT)"
+                            : "recorder: dot failed (" + first_line(e.what()) + ")")
+              << "; laying out with '" << command_line(fallback) << "' instead\n";
+    try {
+      image = run_program(fallback, dot, timeout);
+    } catch (const std::runtime_error& again) {
+      throw ProgramFailed(std::string(e.what()) + "; then " + again.what());
+    }
+  }
   os.write(image.data(), static_cast<std::streamsize>(image.size()));
 }
 
@@ -177,6 +304,11 @@ namespace recorder::backend {
 
 /// An SVG picture: the `Dot` text laid out by Graphviz's `dot -Tsvg` (found on PATH; no shell).
 /// Throws `std::runtime_error` when `dot` is missing or fails, with its error output.
+///
+/// Large graphs do not hang: above `detail::large_graph_nodes` (1,000) visible nodes, `dot`
+/// gets layout limits (`-Gnslimit=2 -Gnslimit1=2 -Gmclimit=0.5`), and when it runs longer than
+/// `RECORDER_DOT_TIMEOUT` seconds (default 60) it is killed and `sfdp` lays the graph out
+/// instead; each step is said in one line on stderr. A 5,000-node graph takes about 10 s.
 struct Svg {
   static constexpr std::string_view extension = ".svg";
 
