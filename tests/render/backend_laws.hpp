@@ -158,8 +158,11 @@ struct BackendFormat<backend::Svg> {
   }
 };
 
-/// The traces the laws are checked on: the shared fixtures, partial and hostile ones included.
-inline std::vector<Trace (*)()> law_fixtures() { return {mlp, residual, failed, hostile}; }
+/// The traces the laws are checked on: the shared fixtures, partial, hostile, looped (roll)
+/// and op-level ones included.
+inline std::vector<Trace (*)()> law_fixtures() {
+  return {mlp, residual, failed, hostile, recursive_net, reused_block, observed_mlp};
+}
 
 /// The option sets the laws are checked with: defaults, every depth kind, each display switch.
 inline std::vector<RenderOptions> law_options() {

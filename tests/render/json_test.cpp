@@ -116,6 +116,7 @@ BOOST_AUTO_TEST_CASE(view_golden_files) {
                view(r, {.depth = std::nullopt, .hide_inner_tensors = false,
                         .direction = Direction::LR, .expand_nested = true, .show_params = true}));
   check_golden("json_visible_failed.json", view(failed(), {.expand_nested = true}));
+  check_golden("json_visible_recursive_rolled.json", view(recursive_net(), {.roll = true}));
   check_golden("json_visible_hostile.json",
                view(hostile(), {.hide_inner_tensors = false, .show_shapes = false}));
 }

@@ -43,6 +43,13 @@ BOOST_AUTO_TEST_CASE(golden_files) {
                mermaid(r, {.depth = 2, .show_shapes = false, .graph_name = "Residual"}));
   check_golden("mermaid_failed.mmd", mermaid(failed(), {.expand_nested = true}));
   check_golden("mermaid_hostile.mmd", mermaid(hostile(), {.hide_inner_tensors = false}));
+  const Trace rnn = recursive_net();
+  check_golden("mermaid_recursive_rolled.mmd", mermaid(rnn, {.roll = true}));
+  check_golden("mermaid_recursive_unrolled.mmd", mermaid(rnn));
+  check_golden("mermaid_reused_not_strict.mmd", mermaid(reused_block(), {.strict = false}));
+  check_golden("mermaid_observed_functions.mmd",
+               mermaid(observed_mlp(), {.depth = std::nullopt, .expand_nested = true,
+                                        .hide_module_functions = false}));
 }
 
 BOOST_AUTO_TEST_CASE(escaping) {
