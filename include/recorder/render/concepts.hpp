@@ -6,6 +6,7 @@
 
 #include <concepts>
 #include <ostream>
+#include <string>
 #include <string_view>
 
 namespace recorder {
@@ -32,7 +33,9 @@ concept has_file_extension = requires {
 /// - `B::extension`, a static `std::string_view`-convertible file extension with its leading
 ///   dot, used by `render_to_file` when the path has none (`has_file_extension`).
 ///
-/// **Optional hooks** — none yet; a backend needs no state and no registration.
+/// **Optional hooks** — `B::render_to(const Trace&, const RenderOptions&, std::string&)`
+/// appends the document to a string (`has_string_render`); `render_to_string` and
+/// `render_to_file` then skip the stream copy. A backend needs no state and no registration.
 ///
 /// **Laws** (checked for every shipped model by the laws kit in `tests/render/backend_laws.hpp`)
 /// - deterministic: the same trace and options give the same bytes, and two equal traces
@@ -42,9 +45,11 @@ concept has_file_extension = requires {
 ///   target untouched;
 /// - `extension` is non-empty and starts with `.`.
 ///
-/// **Models shipped** — `backend::Dot` (`.dot`, Graphviz source), `backend::Svg` (`.svg`) and
-/// `backend::Png` (`.png`) through the `dot` program, `backend::Json` (`.json`, the whole
-/// recorded graph).
+/// **Models shipped** — `backend::Dot` (`.dot`, Graphviz source; `backend::BasicDot<Styler>`
+/// with a `dot_styler` of your own), `backend::Svg` (`.svg`) and `backend::Png` (`.png`)
+/// through the `dot` program, `backend::Mermaid` (`.mmd`, a Mermaid flowchart),
+/// `backend::Json` (`.json`, the whole recorded graph) and `backend::JsonView` (`.view.json`,
+/// the visible graph for the options).
 ///
 /// **Example**
 /// ```cpp
@@ -60,5 +65,13 @@ concept has_file_extension = requires {
 /// ```
 template <class B>
 concept render_backend = has_render_function<B> && has_file_extension<B>;
+
+/// The optional hook of `render_backend`: `B::render_to(trace, options, out)` appends the
+/// document to a `std::string`.
+template <class B>
+concept has_string_render =
+    requires(const Trace& trace, const RenderOptions& options, std::string& out) {
+      B::render_to(trace, options, out);
+    };
 
 }  // namespace recorder

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <charconv>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -20,40 +21,74 @@ namespace recorder {
 
 namespace detail {
 
-/// A shape as Python prints a tuple: `(1, 128)`, `(5,)`, `()`.
-inline std::string shape_repr(Shape shape) {
-  std::string out = "(";
+/// Appends every piece to `out`, without building temporaries.
+template <class... Pieces>
+void append(std::string& out, const Pieces&... pieces) {
+  (out.append(std::string_view(pieces)), ...);
+}
+
+/// Appends `n` in decimal.
+inline void append_int(std::string& out, std::int64_t n) {
+  char buf[24];
+  const auto r = std::to_chars(buf, buf + sizeof buf, n);
+  out.append(buf, r.ptr);
+}
+
+/// Appends a shape as Python prints a tuple: `(1, 128)`, `(5,)`, `()`.
+inline void append_shape(std::string& out, Shape shape) {
+  out += '(';
   for (std::size_t i = 0; i < shape.size(); ++i) {
     if (i > 0) out += ", ";
-    out += std::to_string(shape[i]);
+    append_int(out, shape[i]);
   }
   if (shape.size() == 1) out += ',';
   out += ')';
+}
+
+/// A shape as Python prints a tuple: `(1, 128)`, `(5,)`, `()`.
+inline std::string shape_repr(Shape shape) {
+  std::string out;
+  append_shape(out, shape);
   return out;
 }
 
-/// The shapes of `tensors`, equal ones merged as torchview does: `2 x (1, 64), (1, 32)`;
+/// Appends the shapes of `tensors`, equal ones merged as torchview does: `2 x (1, 64), (1, 32)`;
 /// `-` when there are none.
-inline std::string shapes_repr(const Graph& g, const std::vector<NodeId>& tensors) {
-  std::vector<std::pair<std::string, std::size_t>> groups;
+inline void append_shapes(std::string& out, const Graph& g, const std::vector<NodeId>& tensors) {
+  if (tensors.empty()) {
+    out += '-';
+    return;
+  }
+  // Groups in order of first appearance; models have a handful of tensors per op.
+  std::vector<std::pair<Shape, std::size_t>> groups;
+  groups.reserve(tensors.size());
   for (NodeId t : tensors) {
-    std::string s = shape_repr(g.shape(t));
+    const Shape shape = g.shape(t);
     bool merged = false;
-    for (auto& [text, count] : groups)
-      if (text == s) {
+    for (auto& [seen, count] : groups)
+      if (std::equal(seen.begin(), seen.end(), shape.begin(), shape.end())) {
         ++count;
         merged = true;
         break;
       }
-    if (!merged) groups.emplace_back(std::move(s), 1);
+    if (!merged) groups.emplace_back(shape, 1);
   }
-  if (groups.empty()) return "-";
+  bool first = true;
+  for (const auto& [shape, count] : groups) {
+    if (!first) out += ", ";
+    first = false;
+    if (count > 1) {
+      append_int(out, static_cast<std::int64_t>(count));
+      out += " x ";
+    }
+    append_shape(out, shape);
+  }
+}
+
+/// The shapes of `tensors` as `append_shapes` writes them.
+inline std::string shapes_repr(const Graph& g, const std::vector<NodeId>& tensors) {
   std::string out;
-  for (const auto& [text, count] : groups) {
-    if (!out.empty()) out += ", ";
-    if (count > 1) out += std::to_string(count) + " x ";
-    out += text;
-  }
+  append_shapes(out, g, tensors);
   return out;
 }
 
@@ -126,35 +161,50 @@ inline void write_dot_node(const Graph& g, const RenderOptions& options, const V
                            std::size_t i, const NodeStyle& style, std::string_view indent,
                            std::string& out) {
   const VisibleNode& v = vg.nodes[i];
-  const std::string in(indent);
-  const std::string in2 = in + '\t';
-  out += in + "n" + std::to_string(i) + " [label=<\n";
-  out += in2 + "<TABLE BORDER=\"0\" CELLBORDER=\"1\" CELLSPACING=\"0\" CELLPADDING=\"4\"";
-  if (!style.color.empty()) out += " COLOR=\"" + html_escape(style.color) + "\"";
+  const auto line = [&] {  // a new line inside the node: one more tab than the node itself
+    append(out, indent, "\t");
+  };
+  append(out, indent, "n");
+  append_int(out, static_cast<std::int64_t>(i));
+  out += " [label=<\n";
+  line();
+  out += "<TABLE BORDER=\"0\" CELLBORDER=\"1\" CELLSPACING=\"0\" CELLPADDING=\"4\"";
+  if (!style.color.empty()) append(out, " COLOR=\"", html_escape(style.color), "\"");
   out += ">\n";
   const std::string title = dot_title(g, v.node, v.calls);
   const bool params = options.show_params && v.kind == NodeKind::module;
   if (!options.show_shapes) {
-    out += in2 + "<TR><TD>" + title + "</TD></TR>\n";
-    if (params)
-      out += in2 + "<TR><TD>params: " + with_thousands(g.module_of(v.node).param_count) +
-             "</TD></TR>\n";
+    line();
+    append(out, "<TR><TD>", title, "</TD></TR>\n");
+    if (params) {
+      line();
+      append(out, "<TR><TD>params: ", with_thousands(g.module_of(v.node).param_count), "</TD></TR>\n");
+    }
   } else if (is_tensor_kind(v.kind)) {
-    out += in2 + "<TR><TD>" + title + "</TD><TD>" + shape_repr(g.shape(v.node)) + "</TD></TR>\n";
+    line();
+    append(out, "<TR><TD>", title, "</TD><TD>");
+    append_shape(out, g.shape(v.node));
+    out += "</TD></TR>\n";
   } else {
-    out += in2 + "<TR><TD ROWSPAN=\"2\">" + title +
-           "</TD><TD COLSPAN=\"2\">input:</TD><TD COLSPAN=\"2\">" + shapes_repr(g, v.inputs) +
-           "</TD></TR>\n";
-    out += in2 + "<TR><TD COLSPAN=\"2\">output:</TD><TD COLSPAN=\"2\">" +
-           shapes_repr(g, v.outputs) + "</TD></TR>\n";
-    if (params)
-      out += in2 + "<TR><TD COLSPAN=\"5\">params: " +
-             with_thousands(g.module_of(v.node).param_count) + "</TD></TR>\n";
+    line();
+    append(out, "<TR><TD ROWSPAN=\"2\">", title, "</TD><TD COLSPAN=\"2\">input:</TD><TD COLSPAN=\"2\">");
+    append_shapes(out, g, v.inputs);
+    out += "</TD></TR>\n";
+    line();
+    out += "<TR><TD COLSPAN=\"2\">output:</TD><TD COLSPAN=\"2\">";
+    append_shapes(out, g, v.outputs);
+    out += "</TD></TR>\n";
+    if (params) {
+      line();
+      append(out, "<TR><TD COLSPAN=\"5\">params: ", with_thousands(g.module_of(v.node).param_count),
+             "</TD></TR>\n");
+    }
   }
-  out += in2 + "</TABLE>>";
-  if (!style.fillcolor.empty()) out += " fillcolor=" + dot_value(style.fillcolor);
-  if (!style.color.empty()) out += " color=" + dot_value(style.color);
-  if (!style.extra.empty()) out += " " + style.extra;
+  line();
+  out += "</TABLE>>";
+  if (!style.fillcolor.empty()) append(out, " fillcolor=", dot_value(style.fillcolor));
+  if (!style.color.empty()) append(out, " color=", dot_value(style.color));
+  if (!style.extra.empty()) append(out, " ", style.extra);
   out += "]\n";
 }
 
@@ -164,6 +214,7 @@ inline void write_dot(const Trace& trace, const RenderOptions& options, const Vi
                       const std::vector<EdgeStyle>& edge_styles, std::string& out) {
   const Graph& g = trace.graph;
   const std::string& name = options.graph_name.empty() ? trace.model_name : options.graph_name;
+  out.reserve(out.size() + 512 + vg.nodes.size() * 330 + vg.edges.size() * 16);
 
   out += options.strict ? "strict digraph " : "digraph ";
   out += dot_quoted(name) + " {\n";
@@ -218,7 +269,14 @@ inline void write_dot(const Trace& trace, const RenderOptions& options, const Vi
     const EdgeStyle& style = edge_styles[j];
     const std::uint32_t copies = drawn_copies(e, options);
     for (std::uint32_t k = 1; k <= copies; ++k) {
-      out += "\tn" + std::to_string(e.from) + " -> n" + std::to_string(e.to);
+      out += "\tn";
+      append_int(out, e.from);
+      out += " -> n";
+      append_int(out, e.to);
+      if (style.color.empty() && style.extra.empty() && copies == 1 && (e.count == 1 || !options.roll)) {
+        out += '\n';  // the common case: no attributes
+        continue;
+      }
       std::string attrs;
       const std::string label = edge_label(e, k, options);
       if (!label.empty()) attrs += "label=" + dot_quoted(label);
@@ -274,6 +332,11 @@ struct BasicDot {
     std::string text;
     detail::write_styled_dot<S>(trace, options, text);
     os.write(text.data(), static_cast<std::streamsize>(text.size()));
+  }
+
+  /// Appends the DOT text to `out` (the optional hook `render_to_string` uses: no stream copy).
+  static void render_to(const Trace& trace, const RenderOptions& options, std::string& out) {
+    detail::write_styled_dot<S>(trace, options, out);
   }
 };
 

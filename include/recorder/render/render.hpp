@@ -47,9 +47,15 @@ void render(const Trace& trace, const RenderOptions& options = {}, std::ostream&
 /// Example: `std::string json = recorder::render_to_string<recorder::backend::Json>(trace);`
 template <render_backend B>
 std::string render_to_string(const Trace& trace, const RenderOptions& options = {}) {
-  std::ostringstream os;
-  B::render(trace, options, os);
-  return std::move(os).str();
+  if constexpr (has_string_render<B>) {
+    std::string out;
+    B::render_to(trace, options, out);
+    return out;
+  } else {
+    std::ostringstream os;
+    B::render(trace, options, os);
+    return std::move(os).str();
+  }
 }
 
 /// Writes the picture of `trace` made by backend `B` to `path` and returns the path written.
