@@ -14,9 +14,13 @@
 #include <recorder/render/concepts.hpp>
 #include <recorder/render/dot.hpp>
 #include <recorder/render/json.hpp>
+#include <recorder/render/mermaid.hpp>
 #include <recorder/render/options.hpp>
 #include <recorder/render/render.hpp>
+#include <recorder/render/styler.hpp>
 #include <recorder/render/svg.hpp>
+#include <recorder/render/visible.hpp>
+#include <recorder/observe/observer.hpp>
 #include <recorder/tensor/op.hpp>
 #include <recorder/tensor/recorder_tensor.hpp>
 #include <recorder/adapters/containers.hpp>
