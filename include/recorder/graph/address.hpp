@@ -1,0 +1,489 @@
+#pragma once
+/// Layer addresses: one value that selects module calls of a trace (label, path, class, ...).
+///
+/// Five ways to name a layer, all usable wherever a layer is selected:
+///
+/// | spelling                      | selects                                               |
+/// |-------------------------------|-------------------------------------------------------|
+/// | `"2-3"`, `{2, 3}`             | torchinfo's depth-index label: depth 2, 3rd call there |
+/// | `"layer1.0.conv1"`            | every call of the module with that registered path    |
+/// | `"layer1.0.relu#1"`           | one call of it: `#k` is the 0-based call index         |
+/// | `""`, `"<root>"`              | the root call                                          |
+/// | `by_path("2-3")`              | a path, even one that looks like a label               |
+/// | `by_class("Conv2d")`          | every call of a module of that class                   |
+/// | `by_index(5)`                 | the 6th module call in call order (0-based, root excluded) |
+/// | `where(pred)`                 | every call for which `pred(graph, call)` is true       |
+///
+/// A string matching `^\d+-\d+$` is a depth-index label, any other string is a path.
+/// `resolve` gives the matching calls in call order; an address that matches nothing throws
+/// `UnknownLayer`, whose message lists the nearest valid addresses.
+
+#include <recorder/graph/graph.hpp>
+
+#include <algorithm>
+#include <charconv>
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace recorder {
+
+/// The selectors a `LayerAddress` holds, one per way of naming a layer.
+namespace address {
+
+/// torchinfo's depth-index label `depth-index` (`CallData::depth_index` at node depth `depth`).
+struct Label {
+  std::int64_t depth;
+  std::int64_t index;
+};
+
+/// A registered module path ("" is the root); with `call`, only that call (0-based).
+struct Path {
+  std::string path;
+  std::optional<std::uint32_t> call;
+};
+
+/// A module class name as `ModuleInfo::class_name` spells it ("Conv2d").
+struct Class {
+  std::string name;
+};
+
+/// The position of a call among all module calls but the root, in call order, 0-based.
+struct Index {
+  std::size_t index;
+};
+
+/// A user predicate over module calls; `description` is what `to_string` prints.
+struct Predicate {
+  std::function<bool(const Graph&, NodeId)> test;
+  std::string description;
+};
+
+}  // namespace address
+
+/// A predicate usable with `where`: callable as `bool(const Graph&, NodeId call)`.
+template <class F>
+concept layer_predicate = std::copy_constructible<std::decay_t<F>> &&
+                          std::predicate<const std::decay_t<F>&, const Graph&, NodeId>;
+
+/// Selects module calls of a trace; see the table at the top of this header.
+///
+/// Needs nothing but its spelling; it is resolved against a `Graph` by `resolve`.
+/// Example: `resolve(trace.graph, "layer1.0.conv1")`, `resolve_one(g, {3, 18})`.
+class LayerAddress {
+ public:
+  using Selector =
+      std::variant<address::Label, address::Path, address::Class, address::Index, address::Predicate>;
+
+  /// The root call.
+  LayerAddress() : selector_(address::Path{}) {}
+
+  /// Parses `"2-3"` as a depth-index label, anything else as a path (`"layer1.0.relu#1"`).
+  LayerAddress(std::string_view spelling) : selector_(parse(spelling)) {}  // NOLINT: implicit
+  LayerAddress(const char* spelling) : LayerAddress(std::string_view(spelling)) {}  // NOLINT
+  LayerAddress(const std::string& spelling) : LayerAddress(std::string_view(spelling)) {}  // NOLINT
+
+  /// The depth-index label `depth-index`: `{2, 3}` is `"2-3"`.
+  LayerAddress(std::int64_t depth, std::int64_t index)  // NOLINT: implicit, for `{2, 3}`
+      : selector_(address::Label{depth, index}) {}
+
+  /// Any selector, spelled out: `LayerAddress(address::Class{"Conv2d"})`.
+  explicit LayerAddress(Selector s) : selector_(std::move(s)) {}
+
+  /// A bare integer is a predictable mistake: it could mean an execution index or a label.
+  template <std::integral I>
+  LayerAddress(I) {  // NOLINT
+    static_assert(sizeof(I) == 0,
+                  "recorder::LayerAddress: a bare integer is ambiguous. Write "
+                  "recorder::by_index(5) for the 6th module call (0-based, root excluded), or "
+                  "{2, 3} / \"2-3\" for torchinfo's depth-index label.");
+  }
+  LayerAddress(std::nullptr_t) = delete;
+
+  const Selector& selector() const noexcept { return selector_; }
+
+  /// The parse rule of the string constructor: `^\d+-\d+$` is a label, else a path.
+  static Selector parse(std::string_view s) {
+    if (auto label = parse_label(s)) return *label;
+    if (s == "<root>") return address::Path{};
+    address::Path p;
+    const auto hash = s.rfind('#');
+    if (hash != std::string_view::npos && hash + 1 < s.size() && all_digits(s.substr(hash + 1))) {
+      std::uint32_t call = std::numeric_limits<std::uint32_t>::max();
+      const auto tail = s.substr(hash + 1);
+      std::from_chars(tail.data(), tail.data() + tail.size(), call);  // too large: never matches
+      p.call = call;
+      s = s.substr(0, hash);
+      if (s == "<root>") s = {};
+    }
+    p.path = std::string(s);
+    return p;
+  }
+
+ private:
+  static bool all_digits(std::string_view s) noexcept {
+    return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+  }
+  static std::int64_t to_int(std::string_view s) noexcept {
+    std::int64_t v = std::numeric_limits<std::int64_t>::max();  // too large: never matches
+    std::from_chars(s.data(), s.data() + s.size(), v);
+    return v;
+  }
+  static std::optional<address::Label> parse_label(std::string_view s) {
+    const auto dash = s.find('-');
+    if (dash == std::string_view::npos) return std::nullopt;
+    const auto d = s.substr(0, dash);
+    const auto i = s.substr(dash + 1);
+    if (!all_digits(d) || !all_digits(i)) return std::nullopt;
+    return address::Label{to_int(d), to_int(i)};
+  }
+
+  Selector selector_;
+};
+
+/// The address of every call of the module with registered path `path`, even one that looks
+/// like a depth-index label. Example: `by_path("2-3")` (a module registered as "2-3").
+inline LayerAddress by_path(std::string path, std::optional<std::uint32_t> call = std::nullopt) {
+  return LayerAddress(address::Path{std::move(path), call});
+}
+
+/// Every call of a module of class `class_name`. Example: `by_class("BatchNorm2d")`.
+inline LayerAddress by_class(std::string class_name) {
+  return LayerAddress(address::Class{std::move(class_name)});
+}
+
+/// The module call at position `index` (0-based) in call order, the root excluded.
+/// Example: `by_index(0)` is the first layer the root calls (torchinfo's `1-1` row).
+inline LayerAddress by_index(std::size_t index) { return LayerAddress(address::Index{index}); }
+
+/// Every call for which `pred(graph, call)` is true; `description` names it in messages.
+/// Example: `where([](const Graph& g, NodeId c) { return g.module_of(c).leaf; }, "leaves")`.
+template <class F>
+LayerAddress where(F&& pred, std::string description = "<predicate>") {
+  static_assert(layer_predicate<F>,
+                "recorder::where: the predicate must be callable as "
+                "bool(const recorder::Graph&, recorder::NodeId call), e.g. "
+                "where([](const Graph& g, NodeId c) { return g.module_of(c).leaf; })");
+  if constexpr (layer_predicate<F>) {
+    return LayerAddress(address::Predicate{std::function<bool(const Graph&, NodeId)>(std::forward<F>(pred)),
+                                           std::move(description)});
+  } else {
+    return LayerAddress{};
+  }
+}
+
+/// The canonical spelling: "2-3", "layer1.0.relu#1", "<root>", `by_class("Conv2d")`,
+/// `by_index(5)`, `where(<description>)`, `by_path("2-3")` for a path that looks like a label.
+inline std::string to_string(const LayerAddress& a) {
+  struct Visitor {
+    std::string operator()(const address::Label& l) const {
+      return std::to_string(l.depth) + '-' + std::to_string(l.index);
+    }
+    std::string operator()(const address::Path& p) const {
+      const bool looks_like_label = std::holds_alternative<address::Label>(LayerAddress::parse(p.path));
+      std::string s = p.path.empty() ? std::string("<root>") : p.path;
+      if (looks_like_label || p.path == "<root>") {
+        s = "by_path(\"" + p.path + "\"";
+        if (p.call) s += ", " + std::to_string(*p.call);
+        return s + ')';
+      }
+      if (p.call) s += '#' + std::to_string(*p.call);
+      return s;
+    }
+    std::string operator()(const address::Class& c) const { return "by_class(\"" + c.name + "\")"; }
+    std::string operator()(const address::Index& i) const {
+      return "by_index(" + std::to_string(i.index) + ')';
+    }
+    std::string operator()(const address::Predicate& p) const { return "where(" + p.description + ')'; }
+  };
+  return std::visit(Visitor{}, a.selector());
+}
+
+inline std::ostream& operator<<(std::ostream& os, const LayerAddress& a) { return os << to_string(a); }
+
+/// Thrown when an address matches no module call. `what()` names the address and lists the
+/// nearest valid addresses, also given by `suggestions()` (nearest first, deterministic).
+class UnknownLayer : public std::invalid_argument {
+ public:
+  UnknownLayer(std::string address, std::string reason, std::vector<std::string> suggestions,
+               std::string_view suggestion_heading = "nearest")
+      : std::invalid_argument(describe(address, reason, suggestions, suggestion_heading)),
+        data_(std::make_shared<const Data>(Data{std::move(address), std::move(suggestions)})) {}
+
+  /// The address as `to_string` spells it.
+  const std::string& address() const noexcept { return data_->address; }
+  /// Valid addresses near the unknown one.
+  const std::vector<std::string>& suggestions() const noexcept { return data_->suggestions; }
+
+ private:
+  struct Data {
+    std::string address;
+    std::vector<std::string> suggestions;
+  };
+  static std::string describe(const std::string& address, const std::string& reason,
+                              const std::vector<std::string>& suggestions, std::string_view heading) {
+    std::string s = "recorder: unknown layer '" + address + "': " + reason;
+    if (!suggestions.empty()) {
+      s += "; ";
+      s += heading;
+      s += ": ";
+      for (std::size_t i = 0; i < suggestions.size(); ++i) {
+        if (i != 0) s += ", ";
+        s += suggestions[i];
+      }
+    }
+    return s;
+  }
+  std::shared_ptr<const Data> data_;
+};
+
+/// Thrown by `resolve_one` when an address matches more than one call; `what()` lists them.
+class AmbiguousLayer : public std::invalid_argument {
+ public:
+  AmbiguousLayer(const std::string& what, std::vector<NodeId> matches)
+      : std::invalid_argument(what), matches_(std::make_shared<const std::vector<NodeId>>(std::move(matches))) {}
+
+  /// Every matching call, in call order.
+  const std::vector<NodeId>& matches() const noexcept { return *matches_; }
+
+ private:
+  std::shared_ptr<const std::vector<NodeId>> matches_;
+};
+
+/// torchinfo's depth-index label of module call `call`: "2-3". Needs a module call node.
+inline std::string depth_index_label(const Graph& g, NodeId call) {
+  return std::to_string(g.node(call).depth) + '-' + std::to_string(g.call(call).depth_index);
+}
+
+/// The path address of module call `call`: "layer1.0.conv1", with "#k" when its module was
+/// called more than once ("layer1.0.relu#1"); "<root>" for the root.
+inline std::string path_address(const Graph& g, NodeId call) {
+  const ModuleInfo& m = g.module_of(call);
+  std::string s = m.path.empty() ? std::string("<root>") : m.path;
+  if (m.calls > 1) s += '#' + std::to_string(g.call(call).call_index);
+  return s;
+}
+
+namespace detail::address {
+
+/// Levenshtein distance (insertions, deletions, substitutions each cost 1).
+inline std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0u : 1u)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+/// `candidates` sorted by edit distance to `target`, ties by name; duplicates dropped.
+inline std::vector<std::string> nearest(std::string_view target, std::vector<std::string> candidates,
+                                        std::size_t limit) {
+  std::sort(candidates.begin(), candidates.end());
+  candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+  std::vector<std::pair<std::size_t, std::string>> scored;
+  scored.reserve(candidates.size());
+  for (auto& c : candidates) scored.emplace_back(edit_distance(target, c), std::move(c));
+  std::stable_sort(scored.begin(), scored.end(),
+                   [](const auto& x, const auto& y) { return x.first < y.first; });
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < scored.size() && i < limit; ++i) out.push_back(std::move(scored[i].second));
+  return out;
+}
+
+inline bool is_call(const Graph& g, std::uint32_t i) { return g.nodes()[i].kind == NodeKind::module; }
+
+/// The up-to-`limit` indices in `valid` nearest `index` (ties: lower first), ascending.
+inline std::vector<std::int64_t> nearest_indices(std::vector<std::int64_t> valid, std::int64_t index,
+                                                 std::size_t limit) {
+  const auto dist = [index](std::int64_t v) {
+    return v > index ? static_cast<std::uint64_t>(v) - static_cast<std::uint64_t>(index)
+                     : static_cast<std::uint64_t>(index) - static_cast<std::uint64_t>(v);
+  };
+  std::stable_sort(valid.begin(), valid.end(), [&](std::int64_t x, std::int64_t y) {
+    return dist(x) != dist(y) ? dist(x) < dist(y) : x < y;
+  });
+  if (valid.size() > limit) valid.resize(limit);
+  std::sort(valid.begin(), valid.end());
+  return valid;
+}
+
+inline std::string join(const std::vector<std::string>& items) {
+  std::string s;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (i != 0) s += ", ";
+    s += items[i];
+  }
+  return s;
+}
+
+inline constexpr std::size_t suggestion_limit = 5;
+
+inline std::vector<NodeId> match(const Graph& g, const recorder::address::Label& l) {
+  std::vector<NodeId> out;
+  for (std::uint32_t i = 0; i < g.size(); ++i)
+    if (is_call(g, i) && g.nodes()[i].depth == l.depth && g.call(NodeId{i}).depth_index == l.index)
+      out.push_back(NodeId{i});
+  return out;
+}
+
+[[noreturn]] inline void unknown(const Graph& g, const recorder::address::Label& l, const std::string& spelled) {
+  std::vector<std::int64_t> depths;
+  for (std::uint32_t i = 0; i < g.size(); ++i)
+    if (is_call(g, i)) depths.push_back(g.nodes()[i].depth);
+  std::sort(depths.begin(), depths.end());
+  depths.erase(std::unique(depths.begin(), depths.end()), depths.end());
+  if (depths.empty()) throw UnknownLayer(spelled, "the trace has no module calls", {});
+  const bool depth_known = std::binary_search(depths.begin(), depths.end(), l.depth);
+  const std::int64_t depth =
+      depth_known ? l.depth : nearest_indices(depths, l.depth, 1).front();
+  std::vector<std::int64_t> indices;
+  for (std::uint32_t i = 0; i < g.size(); ++i)
+    if (is_call(g, i) && g.nodes()[i].depth == depth) indices.push_back(g.call(NodeId{i}).depth_index);
+  std::sort(indices.begin(), indices.end());
+  std::vector<std::string> labels;
+  for (std::int64_t v : nearest_indices(indices, l.index, suggestion_limit))
+    labels.push_back(std::to_string(depth) + '-' + std::to_string(v));
+  std::string reason;
+  if (depth_known) {
+    reason = "depth " + std::to_string(depth) + " has labels " + std::to_string(depth) + '-' +
+             std::to_string(indices.front()) + " to " + std::to_string(depth) + '-' +
+             std::to_string(indices.back());
+  } else {
+    std::vector<std::string> ds;
+    for (std::int64_t d : depths) ds.push_back(std::to_string(d));
+    reason = "no module call at depth " + std::to_string(l.depth) + "; valid depths: " + join(ds);
+  }
+  throw UnknownLayer(spelled, reason, std::move(labels));
+}
+
+inline std::vector<NodeId> match(const Graph& g, const recorder::address::Path& p) {
+  std::vector<NodeId> out;
+  for (std::uint32_t i = 0; i < g.size(); ++i) {
+    if (!is_call(g, i)) continue;
+    const NodeId id{i};
+    if (g.module_of(id).path == p.path && (!p.call || g.call(id).call_index == *p.call)) out.push_back(id);
+  }
+  return out;
+}
+
+[[noreturn]] inline void unknown(const Graph& g, const recorder::address::Path& p, const std::string& spelled) {
+  if (p.call) {
+    const auto all = match(g, recorder::address::Path{p.path, std::nullopt});
+    if (!all.empty()) {
+      std::vector<std::string> valid;
+      for (NodeId c : all) valid.push_back(path_address(g, c));
+      const std::string name = p.path.empty() ? std::string("<root>") : "'" + p.path + "'";
+      throw UnknownLayer(spelled,
+                         "module " + name + " was called " + std::to_string(all.size()) +
+                             (all.size() == 1 ? " time" : " times"),
+                         std::move(valid), "valid");
+    }
+  }
+  std::vector<std::string> paths;
+  for (const ModuleInfo& m : g.modules())
+    if (!m.path.empty() && m.calls > 0) paths.push_back(m.path);
+  const std::string reason = p.path.empty() ? "the trace has no root call" : "no module has this path";
+  throw UnknownLayer(spelled, reason, nearest(p.path, std::move(paths), suggestion_limit));
+}
+
+inline std::vector<NodeId> match(const Graph& g, const recorder::address::Class& c) {
+  std::vector<NodeId> out;
+  for (std::uint32_t i = 0; i < g.size(); ++i)
+    if (is_call(g, i) && g.module_of(NodeId{i}).class_name == c.name) out.push_back(NodeId{i});
+  return out;
+}
+
+[[noreturn]] inline void unknown(const Graph& g, const recorder::address::Class& c, const std::string& spelled) {
+  std::vector<std::string> classes;
+  for (const ModuleInfo& m : g.modules())
+    if (m.calls > 0) classes.push_back(m.class_name);
+  throw UnknownLayer(spelled, "no module of this class was called",
+                     nearest(c.name, std::move(classes), std::numeric_limits<std::size_t>::max()),
+                     "classes present");
+}
+
+inline std::vector<NodeId> below_root(const Graph& g) {
+  std::vector<NodeId> out;
+  for (std::uint32_t i = 0; i < g.size(); ++i)
+    if (is_call(g, i) && g.nodes()[i].parent.valid()) out.push_back(NodeId{i});
+  return out;
+}
+
+inline std::vector<NodeId> match(const Graph& g, const recorder::address::Index& x) {
+  const auto calls = below_root(g);
+  if (x.index < calls.size()) return {calls[x.index]};
+  return {};
+}
+
+[[noreturn]] inline void unknown(const Graph& g, const recorder::address::Index&, const std::string& spelled) {
+  const auto n = below_root(g).size();
+  if (n == 0) throw UnknownLayer(spelled, "the trace has no module calls below the root", {});
+  const std::string last = "by_index(" + std::to_string(n - 1) + ')';
+  throw UnknownLayer(spelled,
+                     "the trace has " + std::to_string(n) + " module call" + (n == 1 ? "" : "s") +
+                         " below the root, by_index(0) to " + last,
+                     {last});
+}
+
+inline std::vector<NodeId> match(const Graph& g, const recorder::address::Predicate& p) {
+  std::vector<NodeId> out;
+  for (std::uint32_t i = 0; i < g.size(); ++i)
+    if (is_call(g, i) && p.test && p.test(g, NodeId{i})) out.push_back(NodeId{i});
+  return out;
+}
+
+[[noreturn]] inline void unknown(const Graph&, const recorder::address::Predicate&, const std::string& spelled) {
+  throw UnknownLayer(spelled, "no module call satisfies the predicate", {});
+}
+
+}  // namespace detail::address
+
+/// The module calls `a` selects, in call order. Throws `UnknownLayer` when there are none.
+/// Example: `resolve(g, "layer1.0.relu")` gives both calls of that ReLU.
+inline std::vector<NodeId> resolve(const Graph& g, const LayerAddress& a) {
+  return std::visit(
+      [&](const auto& sel) {
+        auto found = detail::address::match(g, sel);
+        if (found.empty()) detail::address::unknown(g, sel, to_string(a));
+        return found;
+      },
+      a.selector());
+}
+
+/// The one module call `a` selects. Throws `UnknownLayer` when there is none and
+/// `AmbiguousLayer` (listing the matches) when there are several.
+/// Example: `resolve_one(g, "layer1.0.relu#1")`, `resolve_one(g, {3, 18})`.
+inline NodeId resolve_one(const Graph& g, const LayerAddress& a) {
+  auto found = resolve(g, a);
+  if (found.size() == 1) return found.front();
+  constexpr std::size_t shown = 10;
+  std::string s = "recorder: layer '" + to_string(a) + "' is ambiguous: " + std::to_string(found.size()) +
+                  " calls match: ";
+  for (std::size_t i = 0; i < found.size() && i < shown; ++i) {
+    if (i != 0) s += ", ";
+    s += path_address(g, found[i]) + " (" + depth_index_label(g, found[i]) + ')';
+  }
+  if (found.size() > shown) s += ", and " + std::to_string(found.size() - shown) + " more";
+  throw AmbiguousLayer(s, std::move(found));
+}
+
+}  // namespace recorder
