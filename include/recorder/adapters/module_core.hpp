@@ -4,6 +4,8 @@
 #include <recorder/tensor/session.hpp>
 
 #include <torch/nn/module.h>
+#include <torch/nn/modules/conv.h>
+#include <torch/nn/modules/pooling.h>
 
 #include <cstdint>
 #include <span>
@@ -81,6 +83,54 @@ inline void describe_parameters(Session& s, const torch::nn::Module& m, ModuleIn
   std::tie(info.param_count, info.trainable_count) = count_parameters(s, m);
 }
 
+/// "[3, 3]" for a kernel of every size.
+template <class Sizes>
+std::string sizes_string(const Sizes& sizes) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    if (i != 0) s += ", ";
+    s += std::to_string(sizes[i]);
+  }
+  return s + "]";
+}
+
+/// A pooling kernel: "3" when square (torchinfo shows the int a Python user passes), else
+/// "[3, 2]".
+template <class Sizes>
+std::string pool_kernel_string(const Sizes& sizes) {
+  for (std::size_t i = 1; i < sizes.size(); ++i)
+    if (sizes[i] != sizes[0]) return sizes_string(sizes);
+  return sizes.size() == 0 ? std::string("[]") : std::to_string(sizes[0]);
+}
+
+/// Fills `info.attributes` with torchinfo's `kernel_size` and `groups` where `m` has them
+/// (convolutions and poolings).
+inline void describe_attributes(const torch::nn::Module& m, ModuleInfo& info) {
+  auto conv = [&](const auto* c) {
+    if (c == nullptr) return false;
+    info.attributes.emplace_back("kernel_size", sizes_string(*c->options.kernel_size()));
+    info.attributes.emplace_back("groups", std::to_string(c->options.groups()));
+    return true;
+  };
+  auto pool = [&](const auto* p) {
+    if (p == nullptr) return false;
+    info.attributes.emplace_back("kernel_size", pool_kernel_string(*p->options.kernel_size()));
+    return true;
+  };
+  namespace nn = torch::nn;
+  conv(dynamic_cast<const nn::Conv1dImpl*>(&m)) || conv(dynamic_cast<const nn::Conv2dImpl*>(&m)) ||
+      conv(dynamic_cast<const nn::Conv3dImpl*>(&m)) ||
+      conv(dynamic_cast<const nn::ConvTranspose1dImpl*>(&m)) ||
+      conv(dynamic_cast<const nn::ConvTranspose2dImpl*>(&m)) ||
+      conv(dynamic_cast<const nn::ConvTranspose3dImpl*>(&m)) ||
+      pool(dynamic_cast<const nn::MaxPool1dImpl*>(&m)) ||
+      pool(dynamic_cast<const nn::MaxPool2dImpl*>(&m)) ||
+      pool(dynamic_cast<const nn::MaxPool3dImpl*>(&m)) ||
+      pool(dynamic_cast<const nn::AvgPool1dImpl*>(&m)) ||
+      pool(dynamic_cast<const nn::AvgPool2dImpl*>(&m)) ||
+      pool(dynamic_cast<const nn::AvgPool3dImpl*>(&m));
+}
+
 /// The id of module object `m` in this session, registering it on first sight. Its path is
 /// found from the module running now (the parent) by pointer identity.
 inline ModuleId module_id(Session& s, const torch::nn::Module& m, bool leaf) {
@@ -101,6 +151,7 @@ inline ModuleId module_id(Session& s, const torch::nn::Module& m, bool leaf) {
     info.name = dot == std::string::npos ? info.path : info.path.substr(dot + 1);
   }
   describe_parameters(s, m, info);
+  describe_attributes(m, info);
   if (!leaf) learn_child_paths(s, m, info.path);
   const ModuleId id = s.graph.add_module(std::move(info));
   s.modules.emplace(&m, id);

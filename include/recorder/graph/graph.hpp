@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace recorder {
@@ -57,6 +58,9 @@ struct ModuleInfo {
   std::uint64_t trainable_count = 0;   ///< the trainable part of `param_count`
   bool leaf = true;                    ///< ran as a libtorch forward (no traced inner ops)
   std::uint32_t calls = 0;             ///< how many times it was called in this trace
+  /// Hyper-parameters worth showing, as display strings in torchinfo's spelling:
+  /// `{"kernel_size", "[3, 3]"}`, `{"groups", "1"}`; empty for most modules.
+  std::vector<std::pair<std::string, std::string>> attributes{};
 };
 
 /// One directed edge, in execution order.

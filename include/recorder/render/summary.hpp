@@ -1,0 +1,513 @@
+#pragma once
+/// A torchinfo-style summary table of a trace: `recorder::summary(trace)` and `backend::Summary`.
+
+#include <recorder/graph/trace.hpp>
+#include <recorder/render/options.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <limits>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace recorder {
+
+/// A column of the summary table, with torchinfo's names (`col_names`).
+enum class SummaryColumn {
+  input_size,      ///< "Input Shape": the call's first input
+  output_size,     ///< "Output Shape": the call's first output
+  num_params,      ///< "Param #": `(n)` when none is trainable, `(recursive)` for a reused module
+  params_percent,  ///< "Param %": share of the total
+  kernel_size,     ///< "Kernel Shape": convolutions and poolings
+  groups,          ///< "Groups": convolutions
+  mult_adds,       ///< "Mult-Adds": torchinfo's estimate from parameters and output shape
+  trainable,       ///< "Trainable": True, False, Partial or --
+};
+
+/// What a row's label shows, as torchinfo's `row_settings`.
+enum class SummaryRow {
+  depth,      ///< `Conv2d: 1-1`: depth and index at that depth
+  var_names,  ///< `Conv2d (conv1)`: the name the parent registered it under
+};
+
+/// How `summary` lays the table out; torchinfo's parameter names and defaults.
+///
+/// `summary(trace, {.depth = 1, .columns = {SummaryColumn::output_size, SummaryColumn::mult_adds}})`
+struct SummaryOptions {
+  /// Module calls deeper than this are folded into their ancestor's row (root call: depth 0).
+  int depth = 3;
+  /// The columns, in order.
+  std::vector<SummaryColumn> columns{SummaryColumn::output_size, SummaryColumn::num_params};
+  /// Width of every column but the first.
+  int col_width = 25;
+  /// What row labels show.
+  std::vector<SummaryRow> row_settings{SummaryRow::depth};
+  /// Tree prefixes `+ ` and `|` instead of box-drawing characters.
+  bool ascii_only = false;
+  /// One row per parameter under each module row (torchinfo's `verbose=2`); only the
+  /// parameters a module registers itself are listed.
+  bool verbose = false;
+  /// Beyond torchinfo: a `Functional mult-adds` line after `Total mult-adds`, counting the
+  /// matmul, bmm and linear ops recorded in composite forwards, which torchinfo misses
+  /// (its issue #226). Off by default, so the table stays torchinfo's byte for byte.
+  bool functional_mult_adds = false;
+};
+
+/// One row of the table (a module call at or above `depth`), its cells as printed.
+struct SummaryRowData {
+  NodeId call;
+  int depth = 0;
+  std::string label{};               ///< `Conv2d: 1-1`, with ` (failed)` for a call that threw
+  std::vector<std::string> cells{};  ///< one per `SummaryOptions::columns`
+};
+
+/// The numbers of a summary: its rows and its totals, before formatting.
+struct SummaryTable {
+  std::vector<SummaryRowData> rows{};
+  std::uint64_t total_params = 0;      ///< each parameter tensor once
+  std::uint64_t trainable_params = 0;
+  std::uint64_t total_mult_adds = 0;   ///< sum over every leaf call, reused ones each time
+  std::uint64_t functional_mult_adds = 0;  ///< matmul, bmm, linear ops outside leaf calls
+  std::uint64_t input_bytes = 0;       ///< the root's inputs, as Python's `sys.getsizeof`
+  std::uint64_t forward_backward_bytes = 0;  ///< outputs of leaf calls with parameters, x2
+  std::uint64_t param_bytes = 0;       ///< `total_params` x 4 (float32 parameters assumed)
+};
+
+namespace detail::summary_impl {
+
+/// Bytes per element of a dtype named as libtorch names it ("Float", "Long", ...).
+inline std::uint64_t element_size(std::string_view dtype) {
+  if (dtype == "Double" || dtype == "Long" || dtype == "ComplexFloat") return 8;
+  if (dtype == "Half" || dtype == "BFloat16" || dtype == "Short") return 2;
+  if (dtype == "Byte" || dtype == "Char" || dtype == "Bool" || dtype == "QInt8" ||
+      dtype == "QUInt8")
+    return 1;
+  if (dtype == "ComplexDouble") return 16;
+  return 4;
+}
+
+inline std::uint64_t numel(Shape s) {
+  std::uint64_t n = 1;
+  for (auto d : s) n *= static_cast<std::uint64_t>(d);
+  return n;
+}
+
+/// 1234567 -> "1,234,567".
+inline std::string with_commas(std::uint64_t v) {
+  std::string digits = std::to_string(v);
+  std::string out;
+  const std::size_t n = digits.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    if (i != 0 && (n - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+/// Python's `f"{x:,.2f}"` for a non-negative x.
+inline std::string fixed2(double x) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.2f", x);
+  std::string s(buf);
+  const auto dot = s.find('.');
+  const std::uint64_t whole = std::stoull(s.substr(0, dot));
+  return with_commas(whole) + s.substr(dot);
+}
+
+/// torchinfo's `format_output_num` with automatic units: ` (M): 173.71`, ` (kB): 6.33`, `: 856`.
+inline std::string format_number(std::uint64_t num, bool is_bytes) {
+  struct Unit {
+    double factor;
+    const char* name;
+  };
+  static constexpr Unit units[] = {{1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}};
+  const auto x = static_cast<double>(num);
+  for (const Unit& u : units) {
+    if (x >= u.factor) {
+      const double v = x / u.factor;
+      std::string s = " (";
+      s += u.name;
+      if (is_bytes) s += 'B';
+      s += "): ";
+      if (v == static_cast<double>(static_cast<std::uint64_t>(v)))
+        s += with_commas(static_cast<std::uint64_t>(v));
+      else
+        s += fixed2(v);
+      return s;
+    }
+  }
+  return ": " + with_commas(num);
+}
+
+/// Display width of a UTF-8 string (code points, as Python's `len`).
+inline std::size_t width(std::string_view s) {
+  std::size_t n = 0;
+  for (char c : s)
+    if ((static_cast<unsigned char>(c) & 0xC0u) != 0x80u) ++n;
+  return n;
+}
+
+inline void pad(std::string& out, std::string_view s, std::size_t w) {
+  out += s;
+  for (std::size_t n = width(s); n < w; ++n) out += ' ';
+}
+
+/// torchinfo's `get_start_str`.
+inline std::string start_str(int depth, bool ascii) {
+  if (depth <= 0) return {};
+  std::string s;
+  for (int i = 1; i < depth; ++i) s += ascii ? "|    " : "\u2502    ";
+  s += depth == 1 && !ascii ? "\u251c\u2500" : (ascii ? "+ " : "\u2514\u2500");
+  return s;
+}
+
+inline std::string_view attribute(const ModuleInfo& m, std::string_view key) {
+  for (const auto& [k, v] : m.attributes)
+    if (k == key) return v;
+  return {};
+}
+
+inline bool has(const std::vector<SummaryRow>& rs, SummaryRow r) {
+  return std::find(rs.begin(), rs.end(), r) != rs.end();
+}
+
+/// What is known of one module call, all depths.
+struct Call {
+  NodeId id;
+  int depth = 0;
+  std::size_t parent = std::numeric_limits<std::size_t>::max();  ///< index in the call list
+  const ModuleInfo* module = nullptr;
+  bool leaf = true;
+  bool recursive = false;
+  bool failed = false;
+  std::uint64_t macs = 0;          ///< leaf calls only
+  std::uint64_t subtree_macs = 0;  ///< macs of the leaf calls below (itself included)
+  std::int64_t leftover = 0;       ///< torchinfo's `leftover_params`
+};
+
+/// torchinfo's `calculate_macs` for a leaf call with first output `out`.
+inline std::uint64_t mult_adds(const ModuleInfo& m, Shape out) {
+  if (out.empty()) return 0;
+  auto prod = [&](std::size_t b, std::size_t e) {
+    std::uint64_t p = 1;
+    for (std::size_t i = b; i < e && i < out.size(); ++i) p *= static_cast<std::uint64_t>(out[i]);
+    return p;
+  };
+  const bool conv = m.class_name.find("Conv") != std::string::npos;
+  const bool linear = m.class_name.find("Linear") != std::string::npos;
+  std::uint64_t macs = 0;
+  std::uint64_t direct = 0;
+  for (const ParamInfo& p : m.params) {
+    direct += p.numel;
+    if (p.name == "weight" || p.name == "bias") {
+      if (conv)
+        macs += p.numel * prod(0, 1) * prod(2, out.size());
+      else if (linear)
+        macs += p.numel * prod(0, out.size() - 1);
+      else
+        macs += static_cast<std::uint64_t>(out[0]) * p.numel;
+    } else if (p.name.find("weight") != std::string::npos ||
+               p.name.find("bias") != std::string::npos) {
+      macs += prod(0, 2) * p.numel;
+    }
+  }
+  // Parameters of submodules a leaf forward runs itself (`MultiheadAttention.out_proj`):
+  // torchinfo names them `out_proj.weight`, counted like an RNN's inner weights.
+  if (m.param_count > direct) macs += prod(0, 2) * (m.param_count - direct);
+  return macs;
+}
+
+inline std::string shape_or_dashes(const Graph& g, const std::vector<NodeId>& ids) {
+  return ids.empty() ? std::string("--") : to_string(g.shape(ids.front()));
+}
+
+}  // namespace detail::summary_impl
+
+/// The rows and totals of the summary of `trace`, without the layout (for tests and tools).
+inline SummaryTable summarize(const Trace& trace, const SummaryOptions& options = {}) {
+  namespace si = detail::summary_impl;
+  const Graph& g = trace.graph;
+  std::vector<si::Call> calls;
+  std::vector<std::size_t> index_of(g.size(), std::numeric_limits<std::size_t>::max());
+  for (std::uint32_t i = 0; i < g.size(); ++i) {
+    const NodeId id{i};
+    const Graph::Node& n = g.node(id);
+    if (n.kind != NodeKind::module) continue;
+    si::Call c;
+    c.id = id;
+    c.depth = n.depth;
+    c.module = &g.module_of(id);
+    c.leaf = c.module->leaf;
+    c.failed = n.failed;
+    c.recursive = g.call(id).call_index > 0 && c.module->param_count > 0;
+    if (n.parent.valid() && index_of[n.parent.value] != std::numeric_limits<std::size_t>::max()) {
+      c.parent = index_of[n.parent.value];
+    }
+    index_of[i] = calls.size();
+    calls.push_back(std::move(c));
+  }
+
+  SummaryTable t;
+  t.total_params = trace.total_params;
+  t.trainable_params = trace.trainable_params;
+  t.param_bytes = trace.total_params * 4;
+  if (trace.root.valid() && g.node(trace.root).kind == NodeKind::module)
+    for (NodeId in : g.call(trace.root).inputs)
+      t.input_bytes += si::numel(g.shape(in)) * si::element_size(g.tensor(in).dtype) + 56;
+
+  for (si::Call& c : calls) {
+    if (!c.leaf) continue;
+    const auto& outs = g.call(c.id).outputs;
+    if (outs.empty()) continue;
+    const Shape out = g.shape(outs.front());
+    c.macs = si::mult_adds(*c.module, out);
+    t.total_mult_adds += c.macs;
+    if (c.module->param_count > 0)
+      t.forward_backward_bytes += 2 * si::numel(out) * si::element_size(g.tensor(outs.front()).dtype);
+    for (std::size_t k = static_cast<std::size_t>(&c - calls.data());
+         k != std::numeric_limits<std::size_t>::max(); k = calls[k].parent)
+      calls[k].subtree_macs += c.macs;
+  }
+  // Functional ops: the first operand's last dimension times the output's size.
+  {
+    std::vector<NodeId> first_in(g.size()), first_out(g.size());
+    for (const Edge& e : g.edges()) {
+      if (!first_in[e.to.value].valid()) first_in[e.to.value] = e.from;
+      if (!first_out[e.from.value].valid()) first_out[e.from.value] = e.to;
+    }
+    for (std::uint32_t i = 0; i < g.size(); ++i) {
+      const Graph::Node& n = g.node(NodeId{i});
+      if (n.kind != NodeKind::function) continue;
+      const std::string_view op = g.function(NodeId{i}).op;
+      if (op != "matmul" && op != "mm" && op != "bmm" && op != "linear") continue;
+      if (n.parent.valid() && g.module_of(n.parent).leaf) continue;  // torchinfo counts those
+      const NodeId in = first_in[i], res = first_out[i];
+      if (!in.valid() || !res.valid() || !is_tensor_kind(g.kind(in)) || !is_tensor_kind(g.kind(res)))
+        continue;
+      const Shape a = g.shape(in);
+      if (a.empty()) continue;
+      t.functional_mult_adds += si::numel(g.shape(res)) * static_cast<std::uint64_t>(a.back());
+    }
+  }
+
+  // torchinfo's leftover_params: a call's parameters less those its descendants show (a
+  // leaf all of its own, a composite its leftover; reused calls nothing). Bottom-up: a
+  // call's descendants always come after it.
+  std::vector<std::int64_t> shown_below(calls.size(), 0);
+  for (std::size_t k = calls.size(); k-- > 0;) {
+    si::Call& c = calls[k];
+    c.leftover = static_cast<std::int64_t>(c.module->param_count) - shown_below[k];
+    if (c.parent == std::numeric_limits<std::size_t>::max()) continue;
+    std::int64_t shown = shown_below[k];
+    if (!c.recursive)
+      shown += c.leaf ? static_cast<std::int64_t>(c.module->param_count) : c.leftover;
+    shown_below[c.parent] += shown;
+  }
+
+  const bool show_depth = si::has(options.row_settings, SummaryRow::depth);
+  const bool show_var = si::has(options.row_settings, SummaryRow::var_names);
+  for (const si::Call& c : calls) {
+    if (c.depth > options.depth) continue;
+    const ModuleInfo& m = *c.module;
+    const Graph::CallData& cd = g.call(c.id);
+    SummaryRowData row;
+    row.call = c.id;
+    row.depth = c.depth;
+    row.label = m.class_name;
+    if (show_var && !m.name.empty()) row.label += " (" + m.name + ")";
+    if (show_depth && c.depth > 0)
+      row.label += ": " + std::to_string(c.depth) + "-" + std::to_string(cd.depth_index);
+    if (c.failed) row.label += " (failed)";
+    const bool full = c.leaf || c.depth == options.depth;
+    const std::uint64_t shown =
+        full ? m.param_count : static_cast<std::uint64_t>(std::max<std::int64_t>(c.leftover, 0));
+    for (SummaryColumn col : options.columns) {
+      std::string cell;
+      switch (col) {
+        case SummaryColumn::input_size: cell = si::shape_or_dashes(g, cd.inputs); break;
+        case SummaryColumn::output_size: cell = si::shape_or_dashes(g, cd.outputs); break;
+        case SummaryColumn::num_params:
+          if (c.recursive) cell = "(recursive)";
+          else if (m.param_count == 0 || shown == 0) cell = "--";
+          else if (full && m.trainable_count == 0) cell = "(" + si::with_commas(shown) + ")";
+          else cell = si::with_commas(shown);
+          break;
+        case SummaryColumn::params_percent:
+          if (c.recursive) {
+            cell = "(recursive)";
+          } else if (t.total_params == 0 || shown == 0) {
+            cell = "     --";
+          } else {
+            char buf[32];
+            std::snprintf(buf, sizeof buf, "%6.2f%%",
+                          static_cast<double>(shown) / static_cast<double>(t.total_params) * 100.0);
+            cell = buf;
+          }
+          break;
+        case SummaryColumn::kernel_size: {
+          const auto k = si::attribute(m, "kernel_size");
+          cell = k.empty() ? std::string("--") : std::string(k);
+          break;
+        }
+        case SummaryColumn::groups: {
+          const auto k = si::attribute(m, "groups");
+          cell = k.empty() ? std::string("--") : std::string(k);
+          break;
+        }
+        case SummaryColumn::mult_adds: {
+          const std::uint64_t v = c.leaf ? c.macs : (c.depth == options.depth ? c.subtree_macs : 0);
+          cell = v == 0 ? std::string("--") : si::with_commas(v);
+          break;
+        }
+        case SummaryColumn::trainable:
+          if (m.param_count == 0) cell = "--";
+          else if (m.trainable_count == 0) cell = "False";
+          else if (m.trainable_count == m.param_count) cell = "True";
+          else cell = "Partial";
+          break;
+      }
+      row.cells.push_back(std::move(cell));
+    }
+    t.rows.push_back(std::move(row));
+  }
+  return t;
+}
+
+/// The torchinfo summary of `trace`, exactly as `print(torchinfo.summary(...))` writes it
+/// (trailing newline included). A partial trace gives the rows up to the failing call, whose
+/// label ends in ` (failed)`.
+///
+/// ```
+/// std::cout << recorder::summary(trace);                        // torchinfo's defaults
+/// recorder::summary(trace, {.depth = 1, .verbose = true});
+/// ```
+inline std::string summary(const Trace& trace, const SummaryOptions& options = {}) {
+  namespace si = detail::summary_impl;
+  const SummaryTable t = summarize(trace, options);
+  const Graph& g = trace.graph;
+  const bool show_depth = si::has(options.row_settings, SummaryRow::depth);
+  const bool show_var = si::has(options.row_settings, SummaryRow::var_names);
+  const auto col_width = static_cast<std::size_t>(std::max(options.col_width, 0));
+
+  // Layer column width: the longest label of any call (folded ones too), depth * 5 + 1 for
+  // its prefix, rounded up to a multiple of 5; at least 40.
+  std::size_t name_width = 40;
+  {
+    std::size_t longest = 0;
+    for (std::uint32_t i = 0; i < g.size(); ++i) {
+      const NodeId id{i};
+      const Graph::Node& n = g.node(id);
+      if (n.kind != NodeKind::module) continue;
+      const ModuleInfo& m = g.module_of(id);
+      std::size_t len = si::width(m.class_name);
+      if (show_var && !m.name.empty()) len += si::width(m.name) + 3;
+      if (show_depth && n.depth > 0)
+        len += 2 + std::to_string(n.depth).size() + 1 + std::to_string(g.call(id).depth_index).size();
+      if (n.failed) len += 9;
+      longest = std::max(longest, len + std::size_t{n.depth} * 5 + 1);
+    }
+    if (longest >= name_width) name_width = (longest + 4) / 5 * 5;
+  }
+  const std::size_t total_width = options.columns.size() * col_width + name_width;
+  const std::string divider(total_width, '=');
+
+  std::string out;
+  auto row = [&](std::string_view name, const std::vector<std::string>& cells) {
+    const std::size_t start = out.size();
+    si::pad(out, name, name_width);
+    out += ' ';
+    for (const auto& c : cells) {
+      si::pad(out, c, col_width);
+      out += ' ';
+    }
+    while (out.size() > start && out.back() == ' ') out.pop_back();
+    out += '\n';
+  };
+
+  out += divider + '\n';
+  {
+    std::string header = "Layer (type";
+    if (show_var) header += " (var_name)";
+    if (show_depth) header += ":depth-idx";
+    header += ')';
+    std::vector<std::string> titles;
+    for (SummaryColumn c : options.columns) {
+      switch (c) {
+        case SummaryColumn::input_size: titles.emplace_back("Input Shape"); break;
+        case SummaryColumn::output_size: titles.emplace_back("Output Shape"); break;
+        case SummaryColumn::num_params: titles.emplace_back("Param #"); break;
+        case SummaryColumn::params_percent: titles.emplace_back("Param %"); break;
+        case SummaryColumn::kernel_size: titles.emplace_back("Kernel Shape"); break;
+        case SummaryColumn::groups: titles.emplace_back("Groups"); break;
+        case SummaryColumn::mult_adds: titles.emplace_back("Mult-Adds"); break;
+        case SummaryColumn::trainable: titles.emplace_back("Trainable"); break;
+      }
+    }
+    row(header, titles);
+  }
+  out += divider + '\n';
+  for (const SummaryRowData& r : t.rows) {
+    row(si::start_str(r.depth, options.ascii_only) + r.label, r.cells);
+    if (!options.verbose) continue;
+    const auto& params = g.module_of(r.call).params;
+    for (std::size_t i = 0; i < params.size(); ++i) {
+      const ParamInfo& p = params[i];
+      std::vector<std::string> cells(options.columns.size());
+      for (std::size_t c = 0; c < options.columns.size(); ++c) {
+        if (options.columns[c] == SummaryColumn::kernel_size) {
+          std::vector<std::int64_t> k = p.shape;
+          if (p.name == "weight" && k.size() > 1) std::swap(k[0], k[1]);
+          cells[c] = to_string(Shape(k.data(), k.size()));
+        } else if (options.columns[c] == SummaryColumn::num_params) {
+          // torchinfo draws these with box characters even when `ascii_only`.
+          cells[c] = (i + 1 == params.size() ? "\u2514\u2500" : "\u251c\u2500") +
+                     si::with_commas(p.numel);
+        }
+      }
+      row(si::start_str(r.depth + 1, options.ascii_only) + p.name, cells);
+    }
+  }
+  out += divider + '\n';
+  out += "Total params: " + si::with_commas(t.total_params) + '\n';
+  out += "Trainable params: " + si::with_commas(t.trainable_params) + '\n';
+  out += "Non-trainable params: " + si::with_commas(t.total_params - t.trainable_params) + '\n';
+  out += "Total mult-adds" + si::format_number(t.total_mult_adds, false) + '\n';
+  if (options.functional_mult_adds)
+    out += "Functional mult-adds" + si::format_number(t.functional_mult_adds, false) + '\n';
+  out += divider + '\n';
+  out += "Input size" + si::format_number(t.input_bytes, true) + '\n';
+  out += "Forward/backward pass size" + si::format_number(t.forward_backward_bytes, true) + '\n';
+  out += "Params size" + si::format_number(t.param_bytes, true) + '\n';
+  out += "Estimated Total Size" +
+         si::format_number(t.input_bytes + t.forward_backward_bytes + t.param_bytes, true) + '\n';
+  out += divider + '\n';
+  return out;
+}
+
+namespace backend {
+
+/// The torchinfo summary table as a render backend (`.txt`). It uses the default
+/// `SummaryOptions` with `depth` taken from `RenderOptions::depth` (no limit when unset);
+/// call `recorder::summary` for the other options.
+struct Summary {
+  static constexpr std::string_view extension = ".txt";
+  static void render(const Trace& trace, const RenderOptions& options, std::ostream& os) {
+    std::string s;
+    render_to(trace, options, s);
+    os << s;
+  }
+  static void render_to(const Trace& trace, const RenderOptions& options, std::string& out) {
+    SummaryOptions o;
+    o.depth = options.depth ? *options.depth : std::numeric_limits<int>::max();
+    out += summary(trace, o);
+  }
+};
+
+}  // namespace backend
+
+}  // namespace recorder
