@@ -78,22 +78,9 @@ void BM_DotNested(benchmark::State& state) {
   set_counters(state, t, bytes);
 }
 
-bool on_path(std::string_view program) {
-  const char* path = std::getenv("PATH");
-  if (path == nullptr) return false;
-  std::string_view rest = path;
-  while (!rest.empty()) {
-    const auto colon = rest.find(':');
-    const std::string dir(rest.substr(0, colon));
-    if (!dir.empty() && std::filesystem::exists(std::filesystem::path(dir) / program)) return true;
-    if (colon == std::string_view::npos) break;
-    rest.remove_prefix(colon + 1);
-  }
-  return false;
-}
 
 void svg(benchmark::State& state, const Trace& t) {
-  if (!on_path("dot")) {
+  if (!recorder::detail::on_path("dot")) {
     state.SkipWithError("Graphviz 'dot' is not on PATH");
     return;
   }

@@ -54,19 +54,6 @@ struct CharPointerExtension {
   static void render(const Trace&, const RenderOptions&, std::ostream&) {}
 };
 
-bool dot_on_path() {
-  const char* path = std::getenv("PATH");
-  if (path == nullptr) return false;
-  std::string_view rest = path;
-  while (!rest.empty()) {
-    const auto colon = rest.find(':');
-    const std::string dir(rest.substr(0, colon));
-    if (!dir.empty() && std::filesystem::exists(std::filesystem::path(dir) / "dot")) return true;
-    if (colon == std::string_view::npos) break;
-    rest.remove_prefix(colon + 1);
-  }
-  return false;
-}
 
 }  // namespace
 
@@ -92,7 +79,7 @@ BOOST_AUTO_TEST_CASE(mermaid_obeys_the_laws) { check_backend_laws<backend::Merma
 BOOST_AUTO_TEST_CASE(user_backend_obeys_the_laws) { check_backend_laws<NodeCount>(); }
 
 BOOST_AUTO_TEST_CASE(svg_obeys_the_laws) {
-  if (!dot_on_path()) {
+  if (!recorder::detail::on_path("dot")) {
     BOOST_TEST_MESSAGE("skipped: Graphviz 'dot' is not on PATH");
     return;
   }

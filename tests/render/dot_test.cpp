@@ -49,19 +49,6 @@ Trace nested_hostile() {
   return std::move(b.trace);
 }
 
-bool on_path(const std::string& program) {
-  const char* path = std::getenv("PATH");
-  if (path == nullptr) return false;
-  std::string_view rest = path;
-  while (!rest.empty()) {
-    const auto colon = rest.find(':');
-    const std::string dir(rest.substr(0, colon));
-    if (!dir.empty() && std::filesystem::exists(std::filesystem::path(dir) / program)) return true;
-    if (colon == std::string_view::npos) break;
-    rest.remove_prefix(colon + 1);
-  }
-  return false;
-}
 
 }  // namespace
 
@@ -149,7 +136,7 @@ BOOST_AUTO_TEST_CASE(hostile_names_are_escaped) {
 }
 
 BOOST_AUTO_TEST_CASE(graphviz_accepts_every_fixture) {
-  if (!on_path("dot")) {
+  if (!recorder::detail::on_path("dot")) {
     BOOST_TEST_MESSAGE("skipped: Graphviz 'dot' is not on PATH");
     return;
   }

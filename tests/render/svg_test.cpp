@@ -28,22 +28,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-bool on_path(const std::string& program) {
-  const char* path = std::getenv("PATH");
-  if (path == nullptr) return false;
-  std::string_view rest = path;
-  while (!rest.empty()) {
-    const auto colon = rest.find(':');
-    const std::string dir(rest.substr(0, colon));
-    if (!dir.empty() && fs::exists(fs::path(dir) / program)) return true;
-    if (colon == std::string_view::npos) break;
-    rest.remove_prefix(colon + 1);
-  }
-  return false;
-}
 
 #define REQUIRE_PROGRAM(name)                                          \
-  if (!on_path(name)) {                                                \
+  if (!recorder::detail::on_path(name)) {                                                \
     BOOST_TEST_MESSAGE("skipped: '" << name << "' is not on PATH");    \
     return;                                                            \
   }

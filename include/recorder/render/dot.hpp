@@ -225,44 +225,24 @@ inline void write_dot(const Trace& trace, const RenderOptions& options, const Vi
          "ranksep=0.1 shape=plaintext style=filled]\n";
   out += "\tedge [fontsize=10]\n";
 
-  if (vg.clusters.empty()) {
-    for (std::size_t i = 0; i < vg.nodes.size(); ++i)
-      write_dot_node(g, options, vg, i, node_styles[i], "\t", out);
-  } else {
-    // What each cluster (and the top level, slot 0) holds, in order of first drawn node:
-    // a value >= 0 is a node, -1 - k is cluster k.
-    std::vector<std::vector<std::int64_t>> items(vg.clusters.size() + 1);
-    std::vector<char> placed(vg.clusters.size(), 0);
-    for (std::size_t i = 0; i < vg.nodes.size(); ++i) {
-      std::int32_t c = vg.nodes[i].cluster;
-      items[static_cast<std::size_t>(c + 1)].push_back(static_cast<std::int64_t>(i));
-      while (c >= 0 && !placed[static_cast<std::size_t>(c)]) {
-        placed[static_cast<std::size_t>(c)] = 1;
-        const std::int32_t parent = vg.clusters[static_cast<std::size_t>(c)].parent;
-        items[static_cast<std::size_t>(parent + 1)].push_back(-1 - std::int64_t{c});
-        c = parent;
-      }
-    }
-    const auto emit = [&](const auto& self, std::size_t slot, const std::string& indent) -> void {
-      for (const std::int64_t item : items[slot]) {
-        if (item >= 0) {
-          const auto i = static_cast<std::size_t>(item);
-          write_dot_node(g, options, vg, i, node_styles[i], indent, out);
-          continue;
-        }
-        const auto k = static_cast<std::size_t>(-1 - item);
-        out += indent + "subgraph cluster_" + std::to_string(k) + " {\n";
+  const auto tabs = [](std::size_t level) { return std::string(level + 1, '\t'); };
+  walk_clusters(
+      vg,
+      [&](std::size_t i, std::size_t level) {
+        write_dot_node(g, options, vg, i, node_styles[i], tabs(level), out);
+      },
+      [&](std::size_t k, std::size_t level) {
+        const std::string indent = tabs(level);
+        append(out, indent, "subgraph cluster_");
+        append_int(out, static_cast<std::int64_t>(k));
+        out += " {\n";
         const NodeId call = vg.clusters[k].call;
         const ModuleInfo& m = g.module_of(call);
         const std::uint32_t rolled = options.roll && m.param_count > 0 ? m.calls : 1;
-        out += indent + "\tfontsize=12 label=<" + dot_module_title(g, call, rolled) +
-               "> labeljust=l style=dashed\n";
-        self(self, k + 1, indent + '\t');
-        out += indent + "}\n";
-      }
-    };
-    emit(emit, 0, "\t");
-  }
+        append(out, indent, "\tfontsize=12 label=<", dot_module_title(g, call, rolled),
+               "> labeljust=l style=dashed\n");
+      },
+      [&](std::size_t, std::size_t level) { append(out, tabs(level), "}\n"); });
 
   for (std::size_t j = 0; j < vg.edges.size(); ++j) {
     const VisibleEdge& e = vg.edges[j];

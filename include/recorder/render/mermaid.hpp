@@ -101,42 +101,18 @@ inline void write_mermaid(const Trace& trace, const RenderOptions& options, std:
     out += indent + "n" + std::to_string(i) + "[\"" + mermaid_label(g, options, vg.nodes[i]) +
            "\"]\n";
   };
-  if (vg.clusters.empty()) {
-    for (std::size_t i = 0; i < vg.nodes.size(); ++i) write_node(i, "\t");
-  } else {
-    // What each cluster (and the top level, slot 0) holds, in order of first drawn node:
-    // a value >= 0 is a node, -1 - k is cluster k.
-    std::vector<std::vector<std::int64_t>> items(vg.clusters.size() + 1);
-    std::vector<char> placed(vg.clusters.size(), 0);
-    for (std::size_t i = 0; i < vg.nodes.size(); ++i) {
-      std::int32_t c = vg.nodes[i].cluster;
-      items[static_cast<std::size_t>(c + 1)].push_back(static_cast<std::int64_t>(i));
-      while (c >= 0 && !placed[static_cast<std::size_t>(c)]) {
-        placed[static_cast<std::size_t>(c)] = 1;
-        const std::int32_t parent = vg.clusters[static_cast<std::size_t>(c)].parent;
-        items[static_cast<std::size_t>(parent + 1)].push_back(-1 - std::int64_t{c});
-        c = parent;
-      }
-    }
-    const auto emit = [&](const auto& self, std::size_t slot, const std::string& indent) -> void {
-      for (const std::int64_t item : items[slot]) {
-        if (item >= 0) {
-          write_node(static_cast<std::size_t>(item), indent);
-          continue;
-        }
-        const auto k = static_cast<std::size_t>(-1 - item);
+  const auto tabs = [](std::size_t level) { return std::string(level + 1, '\t'); };
+  walk_clusters(
+      vg, [&](std::size_t i, std::size_t level) { write_node(i, tabs(level)); },
+      [&](std::size_t k, std::size_t level) {
         std::string label;
         for (const std::string& line : title_lines(g, vg.clusters[k].call)) {
           if (!label.empty()) label += "<br>";
           label += mermaid_escape(line);
         }
-        out += indent + "subgraph c" + std::to_string(k) + "[\"" + label + "\"]\n";
-        self(self, k + 1, indent + '\t');
-        out += indent + "end\n";
-      }
-    };
-    emit(emit, 0, "\t");
-  }
+        out += tabs(level) + "subgraph c" + std::to_string(k) + "[\"" + label + "\"]\n";
+      },
+      [&](std::size_t, std::size_t level) { out += tabs(level) + "end\n"; });
 
   // Appended piece by piece: g++ 12 -O3 warns on `"|" + std::string` (-Wrestrict, a false
   // positive, GCC bug 105329).

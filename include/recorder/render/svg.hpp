@@ -32,6 +32,21 @@
 
 namespace recorder::detail {
 
+/// True when `program` is an executable file in one of the folders of `PATH`.
+inline bool on_path(std::string_view program) {
+  const char* path = std::getenv("PATH");
+  if (path == nullptr) return false;
+  std::string_view rest = path;
+  while (!rest.empty()) {
+    const auto colon = rest.find(':');
+    const std::string dir(rest.substr(0, colon));
+    if (!dir.empty() && ::access((dir + "/" + std::string(program)).c_str(), X_OK) == 0) return true;
+    if (colon == std::string_view::npos) break;
+    rest.remove_prefix(colon + 1);
+  }
+  return false;
+}
+
 /// Closes a file descriptor when it goes out of scope.
 class FileDescriptor {
  public:

@@ -483,4 +483,44 @@ inline void VisibleGraph::prune_clusters() {
   clusters = std::move(kept);
 }
 
+/// Walks the visible graph in drawing order: the nodes of the top level and of each cluster in
+/// order of their first drawn node, clusters nested where they first appear. Calls
+/// `node(i, level)` for visible node `i`, and `open(k, level)` / `close(k, level)` around the
+/// contents of cluster `k`; `level` is 0 at the top and grows by one per enclosing cluster.
+/// Every backend that draws clusters (DOT, Mermaid) lays them out through this one function.
+template <class Node, class Open, class Close>
+void walk_clusters(const VisibleGraph& vg, Node&& node, Open&& open, Close&& close) {
+  if (vg.clusters.empty()) {
+    for (std::size_t i = 0; i < vg.nodes.size(); ++i) node(i, std::size_t{0});
+    return;
+  }
+  // What each cluster (and the top level, slot 0) holds, in order of first drawn node:
+  // a value >= 0 is a node, -1 - k is cluster k.
+  std::vector<std::vector<std::int64_t>> items(vg.clusters.size() + 1);
+  std::vector<char> placed(vg.clusters.size(), 0);
+  for (std::size_t i = 0; i < vg.nodes.size(); ++i) {
+    std::int32_t c = vg.nodes[i].cluster;
+    items[static_cast<std::size_t>(c + 1)].push_back(static_cast<std::int64_t>(i));
+    while (c >= 0 && !placed[static_cast<std::size_t>(c)]) {
+      placed[static_cast<std::size_t>(c)] = 1;
+      const std::int32_t parent = vg.clusters[static_cast<std::size_t>(c)].parent;
+      items[static_cast<std::size_t>(parent + 1)].push_back(-1 - std::int64_t{c});
+      c = parent;
+    }
+  }
+  const auto emit = [&](const auto& self, std::size_t slot, std::size_t level) -> void {
+    for (const std::int64_t item : items[slot]) {
+      if (item >= 0) {
+        node(static_cast<std::size_t>(item), level);
+        continue;
+      }
+      const auto k = static_cast<std::size_t>(-1 - item);
+      open(k, level);
+      self(self, k + 1, level + 1);
+      close(k, level);
+    }
+  };
+  emit(emit, 0, 0);
+}
+
 }  // namespace recorder
