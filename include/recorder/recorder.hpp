@@ -6,6 +6,7 @@
 #include <recorder/config.hpp>
 #include <recorder/error.hpp>
 #include <recorder/fwd.hpp>
+#include <recorder/graph/address.hpp>
 #include <recorder/graph/graph.hpp>
 #include <recorder/graph/trace.hpp>
 #include <recorder/graph/views.hpp>
