@@ -159,6 +159,19 @@ BOOST_AUTO_TEST_CASE(lstm_verbose_is_torchinfos_table) {
   BOOST_TEST(table.total_mult_adds == 377864000u);
 }
 
+BOOST_AUTO_TEST_CASE(all_outputs_of_tuple_returning_modules) {
+  models::LSTMNet net;
+  auto t = Tracer{}.run(net, torch::zeros({1, 100}, torch::kLong));
+  const auto first_only = recorder::summarize(t, {.row_settings = {SummaryRow::var_names}});
+  const auto all = recorder::summarize(t, {.row_settings = {SummaryRow::var_names}, .all_outputs = true});
+  BOOST_REQUIRE(all.rows.size() == 4u);  // LSTMNet, embedding, encoder, decoder
+  BOOST_TEST(first_only.rows[2].label == "LSTM (encoder)");
+  BOOST_TEST(first_only.rows[2].cells[0] == "[1, 100, 512]");  // torchinfo: the first output only
+  BOOST_TEST(all.rows[2].cells[0] == "[1, 100, 512], 2 x [2, 100, 512]");  // output, h and c
+  BOOST_TEST(all.rows[0].cells[0] == "[100, 20], 2 x [2, 100, 512]");      // the model's own three
+  BOOST_TEST(all.rows[1].cells[0] == "[1, 100, 300]");
+}
+
 BOOST_AUTO_TEST_CASE(resnet18_ascii_without_depth_is_torchinfos_table) {
   auto net = models::ResNet18();
   auto t = Tracer{}.run(net, torch::zeros({1, 3, 64, 64}));

@@ -56,6 +56,10 @@ struct SummaryOptions {
   /// matmul, bmm and linear ops recorded in composite forwards, which torchinfo misses
   /// (its issue #226). Off by default, so the table stays torchinfo's byte for byte.
   bool functional_mult_adds = false;
+  /// Beyond torchinfo: Input and Output Shape list every tensor of a call, equal shapes merged
+  /// (`[1, 100, 512], 2 x [2, 100, 512]` for an LSTM's output, h and c), not just the first.
+  /// Off by default, so the table stays torchinfo's byte for byte.
+  bool all_outputs = false;
 };
 
 /// One row of the table (a module call at or above `depth`), its cells as printed.
@@ -222,8 +226,24 @@ inline std::uint64_t mult_adds(const ModuleInfo& m, Shape out) {
   return macs;
 }
 
-inline std::string shape_or_dashes(const Graph& g, const std::vector<NodeId>& ids) {
-  return ids.empty() ? std::string("--") : to_string(g.shape(ids.front()));
+inline std::string shape_or_dashes(const Graph& g, const std::vector<NodeId>& ids, bool all = false) {
+  if (ids.empty()) return "--";
+  if (!all || ids.size() == 1) return to_string(g.shape(ids.front()));
+  // Every shape, equal ones merged in order of first appearance.
+  std::vector<std::pair<std::string, std::size_t>> groups;
+  for (NodeId id : ids) {
+    std::string s = to_string(g.shape(id));
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& e) { return e.first == s; });
+    if (it == groups.end()) groups.emplace_back(std::move(s), 1);
+    else ++it->second;
+  }
+  std::string out;
+  for (const auto& [shape, count] : groups) {
+    if (!out.empty()) out += ", ";
+    if (count > 1) out.append(std::to_string(count)).append(" x ");
+    out += shape;
+  }
+  return out;
 }
 
 }  // namespace detail::summary_impl
@@ -329,8 +349,8 @@ inline SummaryTable summarize(const Trace& trace, const SummaryOptions& options 
     for (SummaryColumn col : options.columns) {
       std::string cell;
       switch (col) {
-        case SummaryColumn::input_size: cell = si::shape_or_dashes(g, cd.inputs); break;
-        case SummaryColumn::output_size: cell = si::shape_or_dashes(g, cd.outputs); break;
+        case SummaryColumn::input_size: cell = si::shape_or_dashes(g, cd.inputs, options.all_outputs); break;
+        case SummaryColumn::output_size: cell = si::shape_or_dashes(g, cd.outputs, options.all_outputs); break;
         case SummaryColumn::num_params:
           if (c.recursive) cell = "(recursive)";
           else if (m.param_count == 0 || shown == 0) cell = "--";
