@@ -19,6 +19,7 @@
 #include <recorder/render/options.hpp>
 #include <recorder/render/render.hpp>
 #include <recorder/render/styler.hpp>
+#include <recorder/render/summary.hpp>
 #include <recorder/render/svg.hpp>
 #include <recorder/render/visible.hpp>
 #include <recorder/observe/observer.hpp>
