@@ -12,6 +12,7 @@
 /// module traced through `Tracer::run`. All in eval mode under `torch::NoGradGuard`, torch
 /// with one thread.
 
+#include "chain.hpp"
 #include "summary.hpp"
 
 #include <models/mlp.hpp>
@@ -46,7 +47,7 @@ struct BlockImpl : torch::nn::Module {
 TORCH_MODULE(Block);
 
 constexpr int kStackDepth = 100;
-constexpr int kChainOps = 1000;
+constexpr int kChainOps = bench::chain_ops;
 
 recorder::Sequential<Block> make_stack(int depth = kStackDepth) {
   recorder::Sequential<Block> s;
@@ -59,14 +60,7 @@ struct ChainImpl : torch::nn::Module {
   ChainImpl() : torch::nn::Module("Chain") {}
   template <recorder::tensor_like T>
   T forward(T x) {
-    for (int i = 0; i < kChainOps; ++i) {
-      switch (i % 3) {
-        case 0: x = x + 1; break;
-        case 1: x = relu(x); break;
-        default: x = x * 0.5; break;
-      }
-    }
-    return x;
+    return bench::chain(x);
   }
 };
 TORCH_MODULE(Chain);

@@ -15,6 +15,7 @@
 ///
 /// Only ATen op headers are included (no <torch/torch.h>). Torch runs with one thread.
 
+#include "chain.hpp"
 #include "summary.hpp"
 
 #include <recorder/graph/graph.hpp>
@@ -38,21 +39,8 @@
 
 namespace {
 
-constexpr int kOps = 1000;
-
-/// The chain every variant runs: the same source for `at::Tensor` and `RecorderTensor<P>`.
-/// `(x + 1) * 0.5` converges to 1, so the values stay normal (no denormals, no infinities).
-template <class T>
-T chain(T x) {
-  for (int i = 0; i < kOps; ++i) {
-    switch (i % 3) {
-      case 0: x = x + 1; break;
-      case 1: x = relu(x); break;
-      default: x = x * 0.5; break;
-    }
-  }
-  return x;
-}
+constexpr int kOps = bench::chain_ops;
+using bench::chain;
 
 at::Tensor small_input() { return at::ones({4}); }
 

@@ -4,6 +4,8 @@
 
 #include "fixtures.hpp"
 
+#include "message_of.hpp"
+
 #include <recorder/detail/atomic_file.hpp>
 #include <recorder/render/dot.hpp>
 #include <recorder/render/json.hpp>
@@ -59,14 +61,7 @@ void write(const fs::path& p, std::string_view s) {
   std::ofstream(p, std::ios::binary) << s;
 }
 
-std::string message_of(const auto& f) {
-  try {
-    f();
-  } catch (const std::runtime_error& e) {
-    return e.what();
-  }
-  return "<no exception>";
-}
+using recorder::testing::message_of;
 
 /// A backend that fails half-way.
 struct Throwing {

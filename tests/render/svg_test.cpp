@@ -6,6 +6,8 @@
 #include "fixtures.hpp"
 #include "synthetic.hpp"
 
+#include "message_of.hpp"
+
 #include <recorder/render/render.hpp>
 #include <recorder/render/svg.hpp>
 
@@ -94,14 +96,7 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-std::string message_of(const auto& f) {
-  try {
-    f();
-  } catch (const std::runtime_error& e) {
-    return e.what();
-  }
-  return "<no exception>";
-}
+using recorder::testing::message_of;
 
 }  // namespace
 
