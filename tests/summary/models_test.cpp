@@ -30,6 +30,8 @@ using recorder::SummaryColumn;
 using recorder::SummaryOptions;
 using recorder::SummaryRow;
 using Tracer = recorder::Tracer<recorder::record::Graph>;
+/// Records the aten ops inside leaf modules too; usable only with NDEBUG.
+using AtenTracer = recorder::Tracer<recorder::record::AtenOps>;
 
 /// The text of torchinfo's reference output `name`, or nothing when the folder is absent.
 std::optional<std::string> peer(const std::string& name) {
@@ -73,6 +75,32 @@ struct BrokenNetImpl : torch::nn::Module {
   }
 };
 TORCH_MODULE(BrokenNet);
+
+/// A composite forward that runs two convolutions itself, on weights it registers (a
+/// depthwise-separable block written with functional ops), then a `Conv2d` leaf. torchinfo
+/// counts the leaf only; the functional line counts the other two.
+struct SeparableNetImpl : torch::nn::Module {
+  torch::Tensor depthwise{register_parameter("depthwise", torch::randn({8, 1, 3, 3}))};
+  torch::Tensor pointwise{register_parameter("pointwise", torch::randn({16, 8, 1, 1}))};
+  recorder::Module<torch::nn::Conv2d> conv{register_module(
+      "conv", torch::nn::Conv2d(torch::nn::Conv2dOptions(16, 4, 3).padding(1)))};
+  template <recorder::tensor_like T>
+  T forward(T x) {
+    // The ops table has no convolution: `recorder::op` records one node named as given.
+    x = recorder::op(
+        "conv2d",
+        [](const at::Tensor& a, const at::Tensor& w) {
+          return at::conv2d(a, w, /*bias=*/{}, /*stride=*/1, /*padding=*/1, /*dilation=*/1,
+                            /*groups=*/8);
+        },
+        x, depthwise);
+    x = recorder::op(
+        "conv2d", [](const at::Tensor& a, const at::Tensor& w) { return at::conv2d(a, w); }, x,
+        pointwise);
+    return conv(x);
+  }
+};
+TORCH_MODULE(SeparableNet);
 
 /// "(9,408)" -> 9408; "--" and "(recursive)" -> nothing.
 std::optional<std::uint64_t> cell_number(std::string cell) {
@@ -221,4 +249,87 @@ BOOST_AUTO_TEST_CASE(a_forward_that_throws_still_gives_the_table) {
   BOOST_TEST(s.find("\u251c\u2500Linear: 1-3 (failed)") != std::string::npos, s);
   BOOST_TEST(s.find("\u251c\u2500Linear: 1-1                            [1, 4]") != std::string::npos, s);
   check("broken.txt", s, std::nullopt);
+}
+
+BOOST_AUTO_TEST_CASE(functional_convolutions_in_a_composite_forward) {
+  // x [1, 8, 12, 12]. depthwise conv2d (groups 8, w [8, 1, 3, 3], padding 1) -> [1, 8, 12, 12]:
+  // 1,152 outputs x 1 channel x 9 taps = 10,368. pointwise conv2d (w [16, 8, 1, 1]) ->
+  // [1, 16, 12, 12]: 2,304 outputs x 8 channels = 18,432. Together 28,800.
+  // The Conv2d(16, 4, 3) leaf is torchinfo's: weight 576 x 144 + bias 4 x 144 = 83,520.
+  SeparableNet net;
+  const auto graph = recorder::summarize(Tracer{}.run(net, torch::zeros({1, 8, 12, 12})));
+  BOOST_TEST(graph.functional_mult_adds == 10368u + 18432u);
+  BOOST_TEST(graph.total_mult_adds == 83520u);
+#ifdef NDEBUG
+  // With the leaf's own ops recorded, its conv2d reads the leaf's weight: still torchinfo's.
+  auto t = AtenTracer{}.run(net, torch::zeros({1, 8, 12, 12}));
+  const recorder::Graph& g = t.graph;
+  std::size_t inside = 0;
+  for (recorder::NodeId id : recorder::views::of_kind(g, recorder::NodeKind::function))
+    if (g.node(id).parent.valid() && g.module_of(g.node(id).parent).leaf) ++inside;
+  BOOST_TEST(inside > 0u);
+  const auto observed = recorder::summarize(t);
+  BOOST_TEST(observed.functional_mult_adds == 28800u);
+  BOOST_TEST(observed.total_mult_adds == 83520u);
+#endif
+}
+
+BOOST_AUTO_TEST_CASE(functional_mult_adds_of_the_transformer) {
+#ifdef NDEBUG
+  // TransformerEncoderModel's defaults: vocab V = 100, d_model E = 64, H = 4 heads of
+  // d_head = 16, 2 post-norm layers, feed-forward 256; tokens [L, N] = [10, 2].
+  //
+  // With record::AtenOps, each MultiheadAttention call records what libtorch 1.13's C++ forward
+  // dispatches: the packed in-projection (t(in_proj_weight), matmul, add_), chunk, views, then
+  //   bmm(q [N*H, L, d_head], k^T [N*H, d_head, L]) -> [N*H, L, L]   QK^T
+  //   softmax, dropout
+  //   bmm(attn [N*H, L, L], v [N*H, L, d_head]) -> [N*H, L, d_head]  AV
+  // and the out-projection (t(out_proj.weight), matmul, add_). The projections read a weight:
+  // torchinfo counts them (and the Linear leaves' matmuls), so the functional line does not.
+  // Per layer, per batch item, per head: QK^T = L*L*d_head = 1,600, AV = L*L*d_head = 1,600.
+  // All: layers * N * H * (1,600 + 1,600) = 2 * 2 * 4 * 3,200 = 51,200 (= 4 N L^2 E).
+  //
+  // torchinfo's total, from its formulas: Embedding out[0] x 6,400 = 6,400 L; per layer
+  // MultiheadAttention (12,288 + 192 + 4,160) L N, linear1 16,640 L N, linear2 16,448 L N,
+  // two LayerNorms 2 x 128 L; head 6,500 L N. Sum: 6,912 L + 105,956 L N = 2,188,240.
+  models::TransformerEncoderModel tr;
+  const torch::Tensor tokens = torch::zeros({10, 2}, torch::kLong);
+  auto t = AtenTracer{}.run(tr, tokens);
+  const auto table = recorder::summarize(t);
+  BOOST_TEST(table.functional_mult_adds == 51200u);
+  BOOST_TEST(table.total_mult_adds == 2188240u);
+  const SummaryOptions options{
+      .columns = {SummaryColumn::output_size, SummaryColumn::num_params, SummaryColumn::mult_adds},
+      .functional_mult_adds = true};
+  const std::string s = recorder::summary(t, options);
+  check("transformer_functional.txt", s, std::nullopt);
+  const std::string line = "Functional mult-adds (k): 51.20\n";
+  BOOST_TEST(s.find("Total mult-adds (M): 2.19\n" + line) != std::string::npos);
+  // Recording the leaves' insides changes nothing else: less that line, it is the table of
+  // the record::Graph trace, torchinfo's numbers and all.
+  std::string without = s;
+  without.erase(without.find(line), line.size());
+  SummaryOptions torchinfo_only = options;
+  torchinfo_only.functional_mult_adds = false;
+  BOOST_TEST(without == recorder::summary(Tracer{}.run(tr, tokens), torchinfo_only));
+  check_column_sums(t, "Transformer with record::AtenOps");
+  // With record::Graph the attention is opaque, and this model has no functional matmul of
+  // its own: nothing to add.
+  BOOST_TEST(recorder::summarize(Tracer{}.run(tr, tokens)).functional_mult_adds == 0u);
+
+  // torchinfo's #226: its total grows as L, attention's as L^2. At L = 10 the attention is
+  // 51,200 / 2,239,440 = 2.3% of the count; at L = 2,048, N = 1, torchinfo's total is
+  // 112,868 L = 231,153,664 and the attention 4 N L^2 E = 1,073,741,824: torchinfo shows
+  // 17.7% of the 1,304,895,488 mult-adds, 5.6 times too few. (The functional line passes
+  // torchinfo's past L = 441 and is 100 times it past L = 44,089.)
+  tr->eval();
+  torch::NoGradGuard no_grad;
+  const auto long_table =
+      recorder::summarize(AtenTracer{}.run(tr, torch::zeros({2048, 1}, torch::kLong)));
+  BOOST_TEST(long_table.total_mult_adds == 231153664u);
+  BOOST_TEST(long_table.functional_mult_adds == 1073741824u);
+  BOOST_TEST(long_table.functional_mult_adds > 4 * long_table.total_mult_adds);
+#else
+  BOOST_TEST_MESSAGE("record::AtenOps needs NDEBUG: skipped");
+#endif
 }

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <limits>
 #include <ostream>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -52,9 +53,37 @@ struct SummaryOptions {
   /// One row per parameter under each module row (torchinfo's `verbose=2`); only the
   /// parameters a module registers itself are listed.
   bool verbose = false;
-  /// Beyond torchinfo: a `Functional mult-adds` line after `Total mult-adds`, counting the
-  /// matmul, bmm and linear ops recorded in composite forwards, which torchinfo misses
-  /// (its issue #226). Off by default, so the table stays torchinfo's byte for byte.
+  /// Beyond torchinfo: a `Functional mult-adds` line after `Total mult-adds`, with the
+  /// mult-adds of the function ops recorded in the graph that torchinfo's per-module estimate
+  /// misses (its issue #226: attention's QK^T and AV, matmuls and convolutions written in a
+  /// forward). `Total mult-adds` does not change, so it stays comparable with torchinfo; the
+  /// model's count is the two lines added. Off by default, so the table stays torchinfo's byte
+  /// for byte.
+  ///
+  /// Each op counts one mult-add per product, from the shapes of its tensor operands (in call
+  /// order) and of its first output; bias additions and `alpha`/`beta` scalings are not counted:
+  ///
+  /// - `matmul`, `mm`, `bmm`, `mv`, `dot`, `linear` (a, b), and `addmm`, `baddbmm`, `addmv`
+  ///   (c, a, b): output numel x a's last dimension (the contracted one, 1-D and batched too);
+  /// - `addbmm` (c, a [B, n, k], b [B, k, m]): B n k m;
+  /// - `conv1d`, `conv2d`, `conv3d` (x, w [C_out, C_in/groups, k...]): output numel x
+  ///   C_in/groups x kernel numel; `conv_transpose1d`..`3d` (x, w [C_in, C_out/groups, k...]):
+  ///   input numel x C_out/groups x kernel numel; `convolution`, `_convolution`: either one,
+  ///   told apart by which of x and the output has w[0] channels;
+  /// - `_native_multi_head_attention`, `scaled_dot_product_attention` (q [..., L, E],
+  ///   k [..., S, E], v [..., S, Ev]): QK^T + AV, that is q numel / E x S x (E + Ev).
+  ///
+  /// Which ops: every one of them recorded in a composite forward (torchinfo counts nothing
+  /// there). Inside a leaf module call (its aten ops are recorded only with `record::AtenOps`)
+  /// torchinfo already counts the work done with the module's parameters, so only the rest
+  /// counts: attention ops (their QK^T and AV, not the projections they fuse), and matmul or
+  /// convolution ops none of whose two multiplied operands (a and b, x and w above) comes from
+  /// parameters and constants alone (a weight, `t(weight)`, a buffer). In a `MultiheadAttention`
+  /// the score and weighted-sum `bmm`s count, its in- and out-projections do not; in a `Linear`
+  /// or `Conv2d` nothing does. With `record::Graph` leaves are opaque: the line counts composite
+  /// forwards only.
+  ///
+  /// `summary(Tracer<record::AtenOps>{}.run(net, x), {.functional_mult_adds = true})`
   bool functional_mult_adds = false;
   /// Beyond torchinfo: Input and Output Shape list every tensor of a call, equal shapes merged
   /// (`[1, 100, 512], 2 x [2, 100, 512]` for an LSTM's output, h and c), not just the first.
@@ -76,7 +105,7 @@ struct SummaryTable {
   std::uint64_t total_params = 0;      ///< each parameter tensor once
   std::uint64_t trainable_params = 0;
   std::uint64_t total_mult_adds = 0;   ///< sum over every leaf call, reused ones each time
-  std::uint64_t functional_mult_adds = 0;  ///< matmul, bmm, linear ops outside leaf calls
+  std::uint64_t functional_mult_adds = 0;  ///< see `SummaryOptions::functional_mult_adds`
   std::uint64_t input_bytes = 0;       ///< the root's inputs, as Python's `sys.getsizeof`
   std::uint64_t forward_backward_bytes = 0;  ///< outputs of leaf calls with parameters, x2
   std::uint64_t param_bytes = 0;       ///< `total_params` x 4 (float32 parameters assumed)
@@ -226,6 +255,159 @@ inline std::uint64_t mult_adds(const ModuleInfo& m, Shape out) {
   return macs;
 }
 
+/// How a function op's mult-adds are counted (`SummaryOptions::functional_mult_adds`).
+enum class OpFamily : std::uint8_t {
+  none,             ///< not counted
+  matmul,           ///< output numel x operand a's last dimension
+  addbmm,           ///< a [B, n, k] numel x b's last dimension (the output sums over B)
+  conv,             ///< output numel x weight numel / weight[0]
+  conv_transposed,  ///< input numel x weight numel / weight[0]
+  convolution,      ///< `convolution`, `_convolution`: either of the two above, from the shapes
+  attention,        ///< QK^T + AV from q, k and v
+};
+
+/// An op's family, and which of its tensor operands it multiplies together.
+struct FunctionalOp {
+  OpFamily family = OpFamily::none;
+  std::uint8_t a = 0;  ///< index of the first multiplied operand
+  std::uint8_t b = 1;  ///< index of the second
+};
+
+/// The family of op `name` (as recorded: "matmul", "conv2d", ...).
+inline FunctionalOp functional_op(std::string_view name) {
+  using F = OpFamily;
+  static constexpr std::pair<std::string_view, FunctionalOp> table[] = {
+      {"matmul", {F::matmul, 0, 1}},
+      {"mm", {F::matmul, 0, 1}},
+      {"bmm", {F::matmul, 0, 1}},
+      {"mv", {F::matmul, 0, 1}},
+      {"dot", {F::matmul, 0, 1}},
+      {"linear", {F::matmul, 0, 1}},
+      {"addmm", {F::matmul, 1, 2}},
+      {"baddbmm", {F::matmul, 1, 2}},
+      {"addmv", {F::matmul, 1, 2}},
+      {"addbmm", {F::addbmm, 1, 2}},
+      {"conv1d", {F::conv, 0, 1}},
+      {"conv2d", {F::conv, 0, 1}},
+      {"conv3d", {F::conv, 0, 1}},
+      {"conv_transpose1d", {F::conv_transposed, 0, 1}},
+      {"conv_transpose2d", {F::conv_transposed, 0, 1}},
+      {"conv_transpose3d", {F::conv_transposed, 0, 1}},
+      {"convolution", {F::convolution, 0, 1}},
+      {"_convolution", {F::convolution, 0, 1}},
+      {"_native_multi_head_attention", {F::attention, 0, 1}},
+      {"scaled_dot_product_attention", {F::attention, 0, 1}},
+      {"_scaled_dot_product_attention", {F::attention, 0, 1}},
+  };
+  for (const auto& [n, f] : table)
+    if (n == name) return f;
+  return {};
+}
+
+/// The mult-adds of one op of family `f`, from its tensor operands `in` (in call order) and its
+/// first output `out`; 0 when the shapes do not fit the family.
+inline std::uint64_t op_mult_adds(FunctionalOp f, std::span<const Shape> in, Shape out) {
+  const auto u = [](std::int64_t d) { return static_cast<std::uint64_t>(d); };
+  // Products per output (or input) element of a convolution: C_in/groups x kernel numel for
+  // w [C_out, C_in/groups, k...]; C_out/groups x kernel numel for a transposed w [C_in, ...].
+  const auto per_element = [&](Shape w) -> std::uint64_t {
+    return w.size() < 2 || w[0] <= 0 ? 0 : numel(w) / u(w[0]);
+  };
+  // The channel dimension of a convolution's input or output: 1, or 0 when unbatched.
+  const auto channels = [&](Shape x, Shape w) -> std::int64_t {
+    if (x.empty()) return -1;
+    return x.size() + 1 == w.size() ? x[0] : (x.size() > 1 ? x[1] : -1);
+  };
+  switch (f.family) {
+    case OpFamily::none: return 0;
+    case OpFamily::matmul: {
+      // matmul's contracted dimension is a's last in every case: [k]·[k], [k]·[k, m],
+      // [n, k]·[k], and batched [..., n, k]·[..., k, m] (the output has the broadcast batch).
+      if (in.size() <= std::max(f.a, f.b) || in[f.a].empty()) return 0;
+      return numel(out) * u(in[f.a].back());
+    }
+    case OpFamily::addbmm: {
+      if (in.size() <= std::max(f.a, f.b) || in[f.a].size() != 3 || in[f.b].empty()) return 0;
+      return numel(in[f.a]) * u(in[f.b].back());
+    }
+    case OpFamily::conv:
+      if (in.size() < 2) return 0;
+      return numel(out) * per_element(in[1]);
+    case OpFamily::conv_transposed:
+      if (in.size() < 2) return 0;
+      return numel(in[0]) * per_element(in[1]);
+    case OpFamily::convolution: {
+      // `transposed` is a scalar argument, not in the graph: read it from the channels. A plain
+      // convolution's weight starts with the output's channels, a transposed one's with the
+      // input's. When both match (C_in == C_out), the formulas differ only by input or output
+      // numel, and the smaller is the right one unless padding outgrows the kernel.
+      if (in.size() < 2) return 0;
+      const Shape x = in[0], w = in[1];
+      if (w.empty()) return 0;
+      const bool plain = channels(out, w) == w[0];
+      const bool transposed = channels(x, w) == w[0];
+      const std::uint64_t n = plain && transposed ? std::min(numel(x), numel(out))
+                              : transposed         ? numel(x)
+                                                   : numel(out);
+      return n * per_element(w);
+    }
+    case OpFamily::attention: {
+      if (in.size() < 3) return 0;
+      const Shape q = in[0], k = in[1], v = in[2];
+      if (q.empty() || k.size() < 2 || v.empty() || q.back() <= 0) return 0;
+      const std::uint64_t queries = numel(q) / u(q.back());  // batch x heads x L
+      return queries * u(k[k.size() - 2]) * (u(q.back()) + u(v.back()));
+    }
+  }
+  return 0;
+}
+
+/// The functional mult-adds of graph `g`, as `SummaryOptions::functional_mult_adds` says.
+inline std::uint64_t functional_mult_adds(const Graph& g) {
+  // Each function's tensor operands and outputs, in call order, from the edges.
+  std::vector<std::vector<NodeId>> ins(g.size()), outs(g.size());
+  for (const Edge& e : g.edges()) {
+    if (g.kind(e.to) == NodeKind::function && is_tensor_kind(g.kind(e.from)))
+      ins[e.to.value].push_back(e.from);
+    else if (g.kind(e.from) == NodeKind::function && is_tensor_kind(g.kind(e.to)))
+      outs[e.from.value].push_back(e.to);
+  }
+  // Tensors that come from parameters and constants alone: those, and what ops make of them
+  // only (`t(weight)`). Operands and producers are recorded before what they feed.
+  std::vector<char> from_weights(g.size(), 0);
+  for (std::uint32_t i = 0; i < g.size(); ++i) {
+    const NodeKind k = g.kind(NodeId{i});
+    if (k == NodeKind::parameter || k == NodeKind::constant) {
+      from_weights[i] = 1;
+    } else if (is_tensor_kind(k)) {
+      const NodeId p = g.tensor(NodeId{i}).producer;
+      if (p.valid() && g.kind(p) == NodeKind::function)
+        from_weights[i] = std::all_of(ins[p.value].begin(), ins[p.value].end(),
+                                      [&](NodeId x) { return from_weights[x.value] != 0; });
+    }
+  }
+  std::uint64_t total = 0;
+  std::vector<Shape> shapes;
+  for (std::uint32_t i = 0; i < g.size(); ++i) {
+    const NodeId id{i};
+    const Graph::Node& n = g.node(id);
+    if (n.kind != NodeKind::function || outs[i].empty()) continue;
+    const FunctionalOp f = functional_op(g.function(id).op);
+    if (f.family == OpFamily::none) continue;
+    const auto& operands = ins[i];
+    if (n.parent.valid() && g.module_of(n.parent).leaf && f.family != OpFamily::attention) {
+      // Inside a leaf: torchinfo counts what is done with the module's weights.
+      if (operands.size() <= std::max(f.a, f.b) || from_weights[operands[f.a].value] ||
+          from_weights[operands[f.b].value])
+        continue;
+    }
+    shapes.clear();
+    for (NodeId x : operands) shapes.push_back(g.shape(x));
+    total += op_mult_adds(f, shapes, g.shape(outs[i].front()));
+  }
+  return total;
+}
+
 inline std::string shape_or_dashes(const Graph& g, const std::vector<NodeId>& ids, bool all = false) {
   if (ids.empty()) return "--";
   if (!all || ids.size() == 1) return to_string(g.shape(ids.front()));
@@ -293,27 +475,7 @@ inline SummaryTable summarize(const Trace& trace, const SummaryOptions& options 
          k != std::numeric_limits<std::size_t>::max(); k = calls[k].parent)
       calls[k].subtree_macs += c.macs;
   }
-  // Functional ops: the first operand's last dimension times the output's size.
-  {
-    std::vector<NodeId> first_in(g.size()), first_out(g.size());
-    for (const Edge& e : g.edges()) {
-      if (!first_in[e.to.value].valid()) first_in[e.to.value] = e.from;
-      if (!first_out[e.from.value].valid()) first_out[e.from.value] = e.to;
-    }
-    for (std::uint32_t i = 0; i < g.size(); ++i) {
-      const Graph::Node& n = g.node(NodeId{i});
-      if (n.kind != NodeKind::function) continue;
-      const std::string_view op = g.function(NodeId{i}).op;
-      if (op != "matmul" && op != "mm" && op != "bmm" && op != "linear") continue;
-      if (n.parent.valid() && g.module_of(n.parent).leaf) continue;  // torchinfo counts those
-      const NodeId in = first_in[i], res = first_out[i];
-      if (!in.valid() || !res.valid() || !is_tensor_kind(g.kind(in)) || !is_tensor_kind(g.kind(res)))
-        continue;
-      const Shape a = g.shape(in);
-      if (a.empty()) continue;
-      t.functional_mult_adds += si::numel(g.shape(res)) * static_cast<std::uint64_t>(a.back());
-    }
-  }
+  t.functional_mult_adds = si::functional_mult_adds(g);
 
   // torchinfo's leftover_params: a call's parameters less those its descendants show (a
   // leaf all of its own, a composite its leftover; reused calls nothing). Bottom-up: a
