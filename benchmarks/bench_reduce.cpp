@@ -1,0 +1,186 @@
+/// Reduction throughput: one `update` of each reduction against a plain `dst.copy_(src)` of the
+/// same bytes, in the same run.
+///
+///   cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DRECORDER_BUILD_BENCHMARKS=ON
+///   cmake --build build --target bench_reduce
+///   build/benchmarks/bench_reduce --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
+///
+/// Inputs are float32 tensors of ResNet-18's layer4 output, [1, 512, 7, 7] (100 KB) and a
+/// batch of 64 of them, [64, 512, 7, 7] (6.4 MB). Every benchmark reports bytes/s of
+/// input consumed (`SetBytesProcessed`); the summary prints each reduction's throughput as a
+/// fraction of `copy_`'s (1.00: as fast as copying the tensor once). `*_AtenOps` rows time
+/// plain ATen formulations of the same steps: `capture/tensor_values.hpp` replaces those of
+/// Welford and of the histogram by fused loops, and keeps ATen's minimum/maximum (as fast).
+/// `KeepAll` allocates a fresh tensor per update (a new copy is its point); its state is reset,
+/// untimed, every 16 updates. Torch runs with one thread.
+
+#include "summary.hpp"
+
+#include <recorder/capture/tensor_values.hpp>
+#include <recorder/policies/reduction.hpp>
+
+#include <ATen/Parallel.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/histc.h>
+#include <ATen/ops/maximum.h>
+#include <ATen/ops/minimum.h>
+#include <ATen/ops/randn.h>
+
+#include <benchmark/benchmark.h>
+
+#include <array>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <utility>
+
+namespace {
+
+namespace reduce = recorder::reduce;
+
+/// Arg 0: [1, 512, 7, 7]; arg 1: [64, 512, 7, 7].
+at::Tensor input(const benchmark::State& state) {
+  const std::int64_t batch = state.range(0) == 0 ? 1 : 64;
+  return at::randn({batch, 512, 7, 7});
+}
+
+void set_bytes(benchmark::State& state, const at::Tensor& x) {
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(x.nbytes()));
+}
+
+void BM_Copy(benchmark::State& state) {
+  const at::Tensor x = input(state);
+  at::Tensor dst = at::empty(x.sizes(), x.options());
+  for (auto _ : state) {
+    dst.copy_(x);
+    benchmark::DoNotOptimize(dst.data_ptr());
+  }
+  set_bytes(state, x);
+}
+
+/// `update` of reduction `r` on the same input, over and over.
+template <class R>
+void update_loop(benchmark::State& state, const R& r) {
+  const at::Tensor x = input(state);
+  auto s = r.init(x);
+  for (auto _ : state) {
+    r.update(s, x);
+    benchmark::ClobberMemory();
+  }
+  set_bytes(state, x);
+}
+
+void BM_KeepAll(benchmark::State& state) {
+  const reduce::KeepAll r;
+  const at::Tensor x = input(state);
+  auto s = r.init(x);
+  for (auto _ : state) {
+    r.update(s, x);
+    if (s.values.size() == 16) {
+      state.PauseTiming();
+      s = r.init(x);
+      state.ResumeTiming();
+    }
+  }
+  set_bytes(state, x);
+}
+
+void BM_Last(benchmark::State& state) { update_loop(state, reduce::Last{}); }
+void BM_Sum(benchmark::State& state) { update_loop(state, reduce::Sum{}); }
+void BM_Mean(benchmark::State& state) { update_loop(state, reduce::Mean{}); }
+void BM_Moments(benchmark::State& state) { update_loop(state, reduce::Moments{}); }
+void BM_MinMax(benchmark::State& state) { update_loop(state, reduce::MinMax{}); }
+void BM_Histogram(benchmark::State& state) { update_loop(state, reduce::Histogram{64, -4.0, 4.0}); }
+void BM_Custom(benchmark::State& state) {
+  update_loop(state, reduce::custom([](at::Tensor acc, const at::Tensor& x) { return at::maximum(acc, x); }));
+}
+
+// ---- the unfused ATen formulations, for comparison -----------------------------------------------
+
+/// Welford with ATen ops (the fallback of `value_ops<at::Tensor>::welford_update`).
+void BM_Moments_AtenOps(benchmark::State& state) {
+  const at::Tensor x = input(state);
+  at::Tensor mean = x.to(at::kDouble), m2 = at::empty(x.sizes(), mean.options()).zero_();
+  double n = 1;
+  for (auto _ : state) {
+    n += 1;
+    const at::Tensor xw = x.to(at::kDouble);
+    const at::Tensor delta = xw.sub(mean);
+    mean.add_(delta.div(n));
+    m2.addcmul_(delta, xw.sub(mean));
+  }
+  set_bytes(state, x);
+}
+
+/// `at::minimum_out` and `at::maximum_out` in place.
+void BM_MinMax_AtenOps(benchmark::State& state) {
+  const at::Tensor x = input(state);
+  at::Tensor lo = x.clone(), hi = x.clone();
+  for (auto _ : state) {
+    at::minimum_out(lo, lo, x);
+    at::maximum_out(hi, hi, x);
+  }
+  set_bytes(state, x);
+}
+
+/// `torch.histc` on a float64 copy, counts converted to int64 and added.
+void BM_Histogram_AtenOps(benchmark::State& state) {
+  const at::Tensor x = input(state);
+  at::Tensor counts = at::empty({64}, at::kLong).zero_();
+  for (auto _ : state) counts.add_(at::histc(x.to(at::kDouble), 64, -4.0, 4.0).to(at::kLong));
+  set_bytes(state, x);
+}
+
+/// `torch.histc` on the float32 input itself (float counts, float bin edges).
+void BM_Histogram_HistcFloat(benchmark::State& state) {
+  const at::Tensor x = input(state);
+  at::Tensor counts = at::empty({64}, at::kLong).zero_();
+  for (auto _ : state) counts.add_(at::histc(x, 64, -4.0, 4.0).to(at::kLong));
+  set_bytes(state, x);
+}
+
+constexpr std::array kBenchmarks = {
+    std::pair{"BM_Copy", &BM_Copy},
+    std::pair{"BM_KeepAll", &BM_KeepAll},
+    std::pair{"BM_Last", &BM_Last},
+    std::pair{"BM_Sum", &BM_Sum},
+    std::pair{"BM_Mean", &BM_Mean},
+    std::pair{"BM_Moments", &BM_Moments},
+    std::pair{"BM_MinMax", &BM_MinMax},
+    std::pair{"BM_Histogram", &BM_Histogram},
+    std::pair{"BM_Custom", &BM_Custom},
+    std::pair{"BM_Moments_AtenOps", &BM_Moments_AtenOps},
+    std::pair{"BM_MinMax_AtenOps", &BM_MinMax_AtenOps},
+    std::pair{"BM_Histogram_AtenOps", &BM_Histogram_AtenOps},
+    std::pair{"BM_Histogram_HistcFloat", &BM_Histogram_HistcFloat},
+};
+
+/// Prints "label  throughput / copy_ throughput" from CPU and wall-clock time.
+void print_throughput(const bench::SummaryReporter& rep, const std::string& name, const std::string& arg) {
+  const auto t = rep.times(name + "/" + arg);
+  const auto c = rep.times("BM_Copy/" + arg);
+  if (!t || !c) return;
+  std::printf("  %-26s cpu %6.3f   wall %6.3f   (%.1f us per update, copy_ %.1f us)\n", name.c_str() + 3,
+              c->cpu / t->cpu, c->real / t->real, t->cpu * 1e6, c->cpu * 1e6);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  at::set_num_threads(1);  // stable numbers: every op on the calling thread
+  for (const auto& [name, fn] : kBenchmarks) benchmark::RegisterBenchmark(name, fn)->Arg(0)->Arg(1);
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  bench::SummaryReporter rep;
+  benchmark::RunSpecifiedBenchmarks(&rep);
+  benchmark::Shutdown();
+
+  for (const char* arg : {"0", "1"}) {
+    std::printf("\nThroughput / copy_ throughput, float32 [%s, 512, 7, 7] (torch threads: %d)\n",
+                arg[0] == '0' ? "1" : "64", at::get_num_threads());
+    for (const auto& [name, fn] : kBenchmarks)
+      if (std::string(name) != "BM_Copy") print_throughput(rep, name, arg);
+  }
+  return 0;
+}

@@ -1,0 +1,90 @@
+#pragma once
+/// `reduce::Custom<F>` and `reduce::custom(f)`: a user callable `(acc, x) -> acc` folds the recorded values (no libtorch).
+
+#include <recorder/policies/reduction/value_ops.hpp>
+
+#include <cstdint>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+
+namespace recorder::reduce {
+
+/// The state of `Custom<F>`: the accumulator and how many values were folded into it.
+template <class T>
+struct CustomState {
+  T value;
+  std::uint64_t count = 0;
+};
+
+/// Folds the values with a user callable, as torchfunc's `reduction`: the first state is a copy
+/// of the first value, then `acc = f(acc, x)` for every further value. `f` must be callable on
+/// a `const F` as `(T acc, const T& x)` and return the new `T`. For tensors, `f` runs with
+/// autograd off on detached values, and a result that aliases `x` is copied. Not mergeable
+/// (nothing says `f` is associative). Make one with `reduce::custom(f)`.
+template <class F>
+struct Custom {
+  using reduction_policy_tag = void;
+  static constexpr std::string_view name = "custom";
+  static constexpr bool constant_memory = true;
+
+  F f;  ///< `(T acc, const T& x) -> T`
+
+  template <reducible T>
+  using state = CustomState<T>;
+
+  template <reducible T>
+  CustomState<T> init(const T& first) const {
+    check_signature<T>();
+    return {value_ops<T>::copy(first), 1};
+  }
+
+  template <reducible T>
+  void update(CustomState<T>& s, const T& x) const {
+    check_signature<T>();
+    if constexpr (std::is_invocable_r_v<T, const F&, T, const T&>) {
+      value_ops<T>::apply(f, s.value, x);
+      ++s.count;
+    }
+  }
+
+  /// A copy of the accumulator.
+  template <reducible T>
+  T result(const CustomState<T>& s) const {
+    return value_ops<T>::copy(s.value);
+  }
+
+  template <reducible T>
+  std::uint64_t count(const CustomState<T>& s) const {
+    return s.count;
+  }
+
+ private:
+  template <class T>
+  static constexpr void check_signature() {
+    if constexpr (!std::is_invocable_v<const F&, T, const T&> && std::is_invocable_v<F&, T, const T&>) {
+      static_assert(std::is_invocable_v<const F&, T, const T&>,
+                    "recorder: reduce::custom(f): f is callable only when not const (a `mutable` "
+                    "lambda?); reductions are values and call f as const: drop `mutable`, e.g. "
+                    "reduce::custom([](T acc, const T& x) { return acc + x; })");
+    } else if constexpr (!std::is_invocable_v<const F&, T, const T&>) {
+      static_assert(std::is_invocable_v<const F&, T, const T&>,
+                    "recorder: reduce::custom(f): f must be callable as f(T acc, const T& x), T being "
+                    "the recorded value type, and return the new acc, e.g. "
+                    "reduce::custom([](at::Tensor acc, const at::Tensor& x) { return at::maximum(acc, x); })");
+    } else {
+      static_assert(std::is_convertible_v<std::invoke_result_t<const F&, T, const T&>, T>,
+                    "recorder: reduce::custom(f): f(acc, x) must return the new acc, a value of the "
+                    "recorded type T (it returns something else, or nothing)");
+    }
+  }
+};
+
+/// A `Custom` reduction folding with `f`: `reduce::custom([](double acc, const double& x) {
+/// return std::max(acc, x); })` is a running maximum.
+template <class F>
+Custom<std::decay_t<F>> custom(F&& f) {
+  return Custom<std::decay_t<F>>{std::forward<F>(f)};
+}
+
+}  // namespace recorder::reduce

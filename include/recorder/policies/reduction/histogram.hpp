@@ -1,0 +1,123 @@
+#pragma once
+/// `reduce::Histogram`: counts of every recorded element in fixed equal-width bins (no libtorch).
+
+#include <recorder/policies/reduction/value_ops.hpp>
+
+#include <charconv>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
+
+namespace recorder::reduce {
+
+/// The result of `Histogram`: `bins` counts of equal-width bins over `[lo, hi]`.
+template <class H>
+struct HistogramResult {
+  H counts;  ///< `bins` counts (int64 for tensors)
+  double lo = 0;
+  double hi = 0;
+  std::size_t bins = 0;
+
+  /// Calls `f("counts", counts)`, `f("lo", lo)`, `f("hi", hi)`, `f("bins", bins)`.
+  template <class F>
+  void for_each_field(F&& f) const {
+    f("counts", counts);
+    f("lo", lo);
+    f("hi", hi);
+    f("bins", bins);
+  }
+};
+
+/// The state of `Histogram`: the bin counts and how many values (not elements) were counted.
+template <class T>
+struct HistogramState {
+  histogram_t<T> counts;
+  std::uint64_t count = 0;
+};
+
+/// Counts every element of every value into `bins` equal-width bins over `[lo, hi]`, exactly
+/// (64-bit counts), with `torch.histc`'s rule: `hi` goes in the last bin, elements outside
+/// `[lo, hi]` and NaN are not counted. Values may change shape between passes. The bins are
+/// fixed up front (unlike `torch.histc`'s default, which takes them from the data), so counts
+/// of every pass and every process add up. Mergeable: counts add.
+///
+/// Example: `reduce::Histogram{64, -4.0, 4.0}`.
+class Histogram {
+ public:
+  using reduction_policy_tag = void;
+  static constexpr std::string_view name = "histogram";
+  static constexpr bool constant_memory = true;
+
+  /// Throws `std::invalid_argument` unless `bins > 0`, `lo` and `hi` are finite and
+  /// `lo < hi` (with `hi - lo` finite).
+  Histogram(std::size_t bins, double lo, double hi) : bins_(bins), lo_(lo), hi_(hi) {
+    if (bins == 0) throw std::invalid_argument("recorder: reduce::Histogram needs at least one bin (bins = 0)");
+    if (!std::isfinite(lo) || !std::isfinite(hi))
+      throw std::invalid_argument("recorder: reduce::Histogram needs finite bounds (lo = " + spell(lo) +
+                                  ", hi = " + spell(hi) + ")");
+    if (!(lo < hi))
+      throw std::invalid_argument("recorder: reduce::Histogram needs lo < hi (lo = " + spell(lo) +
+                                  ", hi = " + spell(hi) + ")");
+    if (!std::isfinite(hi - lo))
+      throw std::invalid_argument("recorder: reduce::Histogram's range hi - lo overflows (lo = " + spell(lo) +
+                                  ", hi = " + spell(hi) + ")");
+  }
+
+  std::size_t bins() const noexcept { return bins_; }
+  double lo() const noexcept { return lo_; }
+  double hi() const noexcept { return hi_; }
+
+  template <reducible T>
+  using state = HistogramState<T>;
+
+  template <reducible T>
+  HistogramState<T> init(const T& first) const {
+    HistogramState<T> s{value_ops<T>::histogram_zero(bins_), 0};
+    update(s, first);
+    return s;
+  }
+
+  template <reducible T>
+  void update(HistogramState<T>& s, const T& x) const {
+    value_ops<T>::histogram_add(s.counts, x, bins_, lo_, hi_);
+    ++s.count;
+  }
+
+  /// A copy of the counts, with the bins they are for.
+  template <reducible T>
+  HistogramResult<histogram_t<T>> result(const HistogramState<T>& s) const {
+    histogram_t<T> counts = value_ops<T>::histogram_zero(bins_);
+    value_ops<T>::histogram_merge(counts, s.counts);
+    return {std::move(counts), lo_, hi_, bins_};
+  }
+
+  template <reducible T>
+  std::uint64_t count(const HistogramState<T>& s) const {
+    return s.count;
+  }
+
+  template <reducible T>
+  void merge(HistogramState<T>& s, const HistogramState<T>& other) const {
+    value_ops<T>::histogram_merge(s.counts, other.counts);
+    s.count += other.count;
+  }
+
+  friend bool operator==(const Histogram&, const Histogram&) = default;
+
+ private:
+  static std::string spell(double v) {
+    char buf[32];
+    const auto r = std::to_chars(buf, buf + sizeof buf, v);
+    return r.ec == std::errc() ? std::string(buf, r.ptr) : std::string("?");
+  }
+  std::size_t bins_;
+  double lo_;
+  double hi_;
+};
+
+}  // namespace recorder::reduce

@@ -1,0 +1,75 @@
+#pragma once
+/// `reduce::MinMax`: the elementwise minimum and maximum of every recorded value (no libtorch).
+
+#include <recorder/policies/reduction/value_ops.hpp>
+
+#include <cstdint>
+#include <string_view>
+
+namespace recorder::reduce {
+
+/// The result of `MinMax`.
+template <class T>
+struct MinMaxResult {
+  T min;
+  T max;
+
+  /// Calls `f("min", min)`, `f("max", max)`.
+  template <class F>
+  void for_each_field(F&& f) const {
+    f("min", min);
+    f("max", max);
+  }
+};
+
+/// The state of `MinMax`: the running extremes and how many values they cover.
+template <class T>
+struct MinMaxState {
+  T min;
+  T max;
+  std::uint64_t count = 0;
+};
+
+/// The elementwise minimum and maximum over every value (activation ranges, e.g. to calibrate
+/// quantization). NaN propagates, as in `torch.minimum`/`torch.maximum`. Every value needs the
+/// same shape. Mergeable: extremes of extremes.
+struct MinMax {
+  using reduction_policy_tag = void;
+  static constexpr std::string_view name = "min_max";
+  static constexpr bool constant_memory = true;
+
+  template <reducible T>
+  using state = MinMaxState<T>;
+
+  template <reducible T>
+  MinMaxState<T> init(const T& first) const {
+    return {value_ops<T>::copy(first), value_ops<T>::copy(first), 1};
+  }
+
+  template <reducible T>
+  void update(MinMaxState<T>& s, const T& x) const {
+    value_ops<T>::min_into(s.min, x);
+    value_ops<T>::max_into(s.max, x);
+    ++s.count;
+  }
+
+  /// Copies of the extremes.
+  template <reducible T>
+  MinMaxResult<T> result(const MinMaxState<T>& s) const {
+    return {value_ops<T>::copy(s.min), value_ops<T>::copy(s.max)};
+  }
+
+  template <reducible T>
+  std::uint64_t count(const MinMaxState<T>& s) const {
+    return s.count;
+  }
+
+  template <reducible T>
+  void merge(MinMaxState<T>& s, const MinMaxState<T>& other) const {
+    value_ops<T>::min_into(s.min, other.min);
+    value_ops<T>::max_into(s.max, other.max);
+    s.count += other.count;
+  }
+};
+
+}  // namespace recorder::reduce

@@ -1,0 +1,83 @@
+#pragma once
+/// `reduce::Moments`: running mean and variance (Welford), in double precision, mergeable (no libtorch).
+
+#include <recorder/policies/reduction/value_ops.hpp>
+
+#include <cstdint>
+#include <string_view>
+
+namespace recorder::reduce {
+
+/// The result of `Moments`: elementwise mean and variance, in `W` (`double`, or a double tensor).
+template <class W>
+struct MomentsResult {
+  W mean;
+  W variance;  ///< with the reduction's `correction`; NaN while `count <= correction`
+  std::uint64_t count = 0;
+
+  /// Calls `f("mean", mean)`, `f("variance", variance)`, `f("count", count)`.
+  template <class F>
+  void for_each_field(F&& f) const {
+    f("mean", mean);
+    f("variance", variance);
+    f("count", count);
+  }
+};
+
+/// The state of `Moments`: Welford's running mean and sum of squared deviations.
+template <class T>
+struct MomentsState {
+  wide_t<T> mean;
+  wide_t<T> m2;  ///< sum of squared deviations from the mean
+  std::uint64_t count = 0;
+};
+
+/// Running elementwise mean and variance by Welford's update, accumulated in `wide_type`
+/// (double) whatever `T` is, so thousands of float32 passes lose no precision (the naive
+/// sum-of-squares formula does, with a large mean). Every value needs the same shape.
+/// Mergeable by Chan et al.'s formula: states from several processes or shards combine into
+/// the moments of all their values.
+///
+/// Example: `reduce::Moments{.correction = 0}` gives the population variance.
+struct Moments {
+  using reduction_policy_tag = void;
+  static constexpr std::string_view name = "moments";
+  static constexpr bool constant_memory = true;
+
+  std::int64_t correction = 1;  ///< as `torch.var`: 1 is Bessel's correction, 0 the population variance
+
+  template <reducible T>
+  using state = MomentsState<T>;
+
+  template <reducible T>
+  MomentsState<T> init(const T& first) const {
+    MomentsState<T> s{value_ops<T>::widen(first), {}, 1};
+    s.m2 = value_ops<T>::zero_like(s.mean);
+    return s;
+  }
+
+  template <reducible T>
+  void update(MomentsState<T>& s, const T& x) const {
+    value_ops<T>::welford_update(s.mean, s.m2, x, s.count + 1);
+    ++s.count;
+  }
+
+  /// The mean (a copy), the variance with `correction`, and the count.
+  template <reducible T>
+  MomentsResult<wide_t<T>> result(const MomentsState<T>& s) const {
+    return {value_ops<wide_t<T>>::copy(s.mean), value_ops<T>::variance(s.m2, s.count, correction), s.count};
+  }
+
+  template <reducible T>
+  std::uint64_t count(const MomentsState<T>& s) const {
+    return s.count;
+  }
+
+  template <reducible T>
+  void merge(MomentsState<T>& s, const MomentsState<T>& other) const {
+    value_ops<T>::welford_merge(s.mean, s.m2, s.count, other.mean, other.m2, other.count);
+    s.count += other.count;
+  }
+};
+
+}  // namespace recorder::reduce

@@ -1,0 +1,220 @@
+#pragma once
+/// `reduce::value_ops<T>`: the customization point through which reductions act on recorded values (no libtorch).
+
+#include <cmath>
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace recorder::reduce {
+
+/// The arithmetic a reduction needs on a recorded value of type `T`, as static members.
+/// Reductions are written once against it, tested on `double`, and used with `at::Tensor`.
+///
+/// **Requirements** (every specialization; "elementwise" is per element for tensors)
+/// - `wide_type`: the accumulator of running moments (`double`; a double `at::Tensor`); it is
+///   itself a value with `value_ops` (so `value_ops<wide_type>::copy` exists);
+/// - `histogram_type`: bin counts (`std::vector<std::uint64_t>`; an int64 `at::Tensor`);
+/// - `T copy(const T& x)`: an independent copy (tensors: detached, contiguous, own storage);
+/// - `void assign(T& acc, const T& x)`: `acc` becomes an independent copy of `x`, reusing its
+///   storage when shape and dtype match;
+/// - `void add(T& acc, const T& x)`, `void min_into(T& acc, const T& x)`,
+///   `void max_into(T& acc, const T& x)`: in place, elementwise; min/max propagate NaN as
+///   `torch.minimum`/`torch.maximum` do;
+/// - `T divide(const T& acc, double n)`: a new value `acc / n`;
+/// - `wide_type widen(const T& x)`: an independent copy at double precision;
+/// - `wide_type zero_like(const wide_type& w)`: zeros shaped like `w`;
+/// - `void welford_update(wide_type& mean, wide_type& m2, const T& x, std::uint64_t n)`, `n`
+///   counting `x`: `delta = x - mean; mean += delta / n; m2 += delta * (x - mean)`;
+/// - `void welford_merge(wide_type& mean, wide_type& m2, std::uint64_t n, const wide_type&
+///   mean_b, const wide_type& m2_b, std::uint64_t n_b)`: Chan et al.'s parallel update, `n`
+///   and `n_b` counted before merging; nothing when `n_b == 0`, a copy of `b` when `n == 0`;
+/// - `wide_type variance(const wide_type& m2, std::uint64_t n, std::int64_t correction)`:
+///   `m2 / (n - correction)`, NaN where `n <= correction` (as `torch.var`);
+/// - `histogram_type histogram_zero(std::size_t bins)`;
+///   `void histogram_add(histogram_type& counts, const T& x, std::size_t bins, double lo,
+///   double hi)`: `torch.histc` semantics over every element of `x`: `bins` equal-width bins
+///   over `[lo, hi]`, an element `e` going to bin `floor((e - lo) / (hi - lo) * bins)`
+///   computed in double (libtorch 1.13's histc expression), `hi` in the last bin, elements
+///   outside `[lo, hi]` and NaN not counted;
+///   `void histogram_merge(histogram_type& counts, const histogram_type& other)`;
+/// - `template <class F> void apply(const F& f, T& acc, const T& x)`: `acc = f(acc, x)` on
+///   values that build no autograd graph, the new `acc` independent of `x` (`reduce::custom`);
+/// - `std::size_t bytes(const T& x)`: the memory a kept copy takes (`reduce::KeepAll`'s cap).
+///
+/// **Optional hooks** — none: `reducible<T>` asks for every member, so each reduction
+/// accepts each reducible type.
+///
+/// **Laws** — no operation modifies its `const` arguments; an operation that throws (a shape
+/// mismatch) leaves its accumulators as they were; results never alias their inputs.
+///
+/// **Models shipped** — every arithmetic type (here), and `at::Tensor` in
+/// `<recorder/capture/tensor_values.hpp>` (include it to reduce tensors).
+///
+/// **Example**
+/// ```cpp
+/// using ops = recorder::reduce::value_ops<double>;
+/// double mean = ops::widen(2.0), m2 = ops::zero_like(mean);
+/// ops::welford_update(mean, m2, 4.0, 2);  // mean == 3, m2 == 2
+/// ```
+template <class T>
+struct value_ops;
+
+/// `value_ops` for `bool`, integers and floating-point numbers. Integer sums wrap around as
+/// tensor sums do (two's complement); `divide` truncates back to `T`.
+template <class T>
+  requires std::is_arithmetic_v<T>
+struct value_ops<T> {
+  using wide_type = double;
+  using histogram_type = std::vector<std::uint64_t>;
+
+  static T copy(const T& x) { return x; }
+  static void assign(T& acc, const T& x) { acc = x; }
+
+  static void add(T& acc, const T& x) {
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      using U = std::make_unsigned_t<T>;
+      acc = static_cast<T>(static_cast<U>(static_cast<U>(acc) + static_cast<U>(x)));
+    } else {
+      acc = static_cast<T>(acc + x);
+    }
+  }
+
+  static T divide(const T& acc, double n) { return static_cast<T>(static_cast<double>(acc) / n); }
+
+  static void min_into(T& acc, const T& x) {
+    if (x < acc || is_nan(x)) acc = x;
+  }
+  static void max_into(T& acc, const T& x) {
+    if (x > acc || is_nan(x)) acc = x;
+  }
+
+  static wide_type widen(const T& x) { return static_cast<double>(x); }
+  static wide_type zero_like(const wide_type&) { return 0.0; }
+
+  static void welford_update(wide_type& mean, wide_type& m2, const T& x, std::uint64_t n) {
+    const double v = static_cast<double>(x);
+    const double delta = v - mean;
+    mean += delta / static_cast<double>(n);
+    m2 += delta * (v - mean);
+  }
+
+  static void welford_merge(wide_type& mean, wide_type& m2, std::uint64_t n, const wide_type& mean_b,
+                            const wide_type& m2_b, std::uint64_t n_b) {
+    if (n_b == 0) return;
+    if (n == 0) {
+      mean = mean_b;
+      m2 = m2_b;
+      return;
+    }
+    const double na = static_cast<double>(n), nb = static_cast<double>(n_b), nab = na + nb;
+    const double delta = mean_b - mean;
+    mean += delta * (nb / nab);
+    m2 += m2_b + delta * delta * (na * nb / nab);
+  }
+
+  static wide_type variance(const wide_type& m2, std::uint64_t n, std::int64_t correction) {
+    const double dof = static_cast<double>(n) - static_cast<double>(correction);
+    if (!(dof > 0)) return std::numeric_limits<double>::quiet_NaN();
+    return m2 / dof;
+  }
+
+  static histogram_type histogram_zero(std::size_t bins) { return histogram_type(bins, 0); }
+
+  static void histogram_add(histogram_type& counts, const T& x, std::size_t bins, double lo, double hi) {
+    if (counts.size() != bins) throw std::invalid_argument(bins_mismatch(counts.size(), bins));
+    const double v = static_cast<double>(x);
+    if (!(v >= lo && v <= hi)) return;  // outside, or NaN
+    // libtorch 1.13's torch.histc expression (aten/src/ATen/native/cpu/HistogramKernel.cpp),
+    // rounding included: -0.3 of [-1.5, 1.5] in 10 bins is bin 3, where multiplying by `bins`
+    // first (as later versions do) gives bin 4.
+    auto pos = static_cast<std::size_t>((v - lo) / (hi - lo) * static_cast<double>(bins));
+    if (pos >= bins) pos = bins - 1;
+    ++counts[pos];
+  }
+
+  static void histogram_merge(histogram_type& counts, const histogram_type& other) {
+    if (counts.size() != other.size()) throw std::invalid_argument(bins_mismatch(counts.size(), other.size()));
+    for (std::size_t i = 0; i < counts.size(); ++i) counts[i] += other[i];
+  }
+
+  template <class F>
+  static void apply(const F& f, T& acc, const T& x) {
+    acc = static_cast<T>(std::invoke(f, acc, x));
+  }
+
+  static std::size_t bytes(const T&) { return sizeof(T); }
+
+ private:
+  static bool is_nan(const T& x) {
+    if constexpr (std::is_floating_point_v<T>) return std::isnan(x);
+    else return false;
+  }
+  static std::string bins_mismatch(std::size_t have, std::size_t got) {
+    return "recorder: reduce: histograms of " + std::to_string(have) + " and " + std::to_string(got) +
+           " bins cannot be combined";
+  }
+};
+
+/// The accumulator type of `T`'s running moments: `value_ops<T>::wide_type`.
+template <class T>
+using wide_t = typename value_ops<T>::wide_type;
+
+/// The bin-count type of `T`'s histograms: `value_ops<T>::histogram_type`.
+template <class T>
+using histogram_t = typename value_ops<T>::histogram_type;
+
+/// Part of `reducible`: `value_ops<T>` is defined and names its two associated types.
+template <class T>
+concept has_value_ops = requires {
+  typename value_ops<T>::wide_type;
+  typename value_ops<T>::histogram_type;
+};
+
+/// Part of `reducible`: copying, assigning, combining and sizing values of `T`.
+template <class T>
+concept has_elementwise_ops = requires(T& acc, const T& x, double n) {
+  { value_ops<T>::copy(x) } -> std::same_as<T>;
+  value_ops<T>::assign(acc, x);
+  value_ops<T>::add(acc, x);
+  { value_ops<T>::divide(x, n) } -> std::same_as<T>;
+  value_ops<T>::min_into(acc, x);
+  value_ops<T>::max_into(acc, x);
+  { value_ops<T>::bytes(x) } -> std::same_as<std::size_t>;
+};
+
+/// Part of `reducible`: running moments in `wide_type`.
+template <class T>
+concept has_moment_ops = has_value_ops<T> &&
+    requires(const T& x, wide_t<T>& w, const wide_t<T>& cw, std::uint64_t n, std::int64_t c) {
+      { value_ops<T>::widen(x) } -> std::same_as<wide_t<T>>;
+      { value_ops<T>::zero_like(cw) } -> std::same_as<wide_t<T>>;
+      value_ops<T>::welford_update(w, w, x, n);
+      value_ops<T>::welford_merge(w, w, n, cw, cw, n);
+      { value_ops<T>::variance(cw, n, c) } -> std::same_as<wide_t<T>>;
+      { value_ops<wide_t<T>>::copy(cw) } -> std::same_as<wide_t<T>>;
+    };
+
+/// Part of `reducible`: histograms in `histogram_type`.
+template <class T>
+concept has_histogram_ops = has_value_ops<T> &&
+    requires(const T& x, histogram_t<T>& h, const histogram_t<T>& ch, std::size_t bins, double lo) {
+      { value_ops<T>::histogram_zero(bins) } -> std::same_as<histogram_t<T>>;
+      value_ops<T>::histogram_add(h, x, bins, lo, lo);
+      value_ops<T>::histogram_merge(h, ch);
+    };
+
+/// A value type the shipped reductions accept: one with a complete `value_ops<T>`.
+/// For `at::Tensor`, include `<recorder/capture/tensor_values.hpp>`.
+template <class T>
+concept reducible = std::copyable<T> && has_value_ops<T> && has_elementwise_ops<T> && has_moment_ops<T> &&
+                    has_histogram_ops<T>;
+
+}  // namespace recorder::reduce
