@@ -118,6 +118,10 @@ class Tracer {
   /// With a policy object: policies that keep state across runs (activations, reductions,
   /// timings) are values, so they plug in here without changing how `run` is called.
   Tracer(TraceOptions options, policy_type policy) : options_(options), policy_(std::move(policy)) {}
+  /// With one value per policy: `Tracer<record::Graph, record::ForwardOutput<>>({}, {}, outputs)`.
+  Tracer(TraceOptions options, Ps... policies)
+    requires(sizeof...(Ps) > 1)
+      : options_(options), policy_(std::move(policies)...) {}
 
   const TraceOptions& options() const noexcept { return options_; }
   const policy_type& policy() const noexcept { return policy_; }
@@ -132,6 +136,13 @@ class Tracer {
     detail::ModeGuard mode(root_module, options_.mode);
     std::optional<torch::NoGradGuard> no_grad;
     if (options_.no_grad) no_grad.emplace();
+    if constexpr (record::captures_calls<policy_type>) {
+      record::for_each_member(policy_, [&s](auto& member) {
+        if constexpr (record::captures_calls<std::remove_cvref_t<decltype(member)>>)
+          s.hooks.push_back(&member.call_hooks());
+      });
+      for (detail::CallHooks* h : s.hooks) h->begin();
+    }
 
     const std::size_t n_inputs = (count_tensors(inputs) + ... + std::size_t{0});
     std::size_t next_input = 0;
@@ -158,6 +169,7 @@ class Tracer {
     try {
       out.emplace(std::apply([&](auto&... r) { return root(r...); }, traced_inputs));
     } catch (TraceError& e) {
+      for (detail::CallHooks* h : s.hooks) h->abort(s.graph);
       auto partial = std::make_shared<Trace>();
       detail::finish_trace(s, root_module, *partial);
       e.attach(std::move(partial));
@@ -171,6 +183,7 @@ class Tracer {
     };
     using PlainOut = decltype(detail::map_leaves(*out, plain));
     Traced<PlainOut> result;
+    for (detail::CallHooks* h : s.hooks) h->end(s.graph);
     if constexpr (policy_type::records_graph) {
       mark_outputs(s, *out);
       detail::finish_trace(s, root_module, result);

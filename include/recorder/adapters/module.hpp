@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <memory>
 #include <optional>
+#include <span>
 #include <unordered_map>
 #include <type_traits>
 #include <utility>
@@ -56,6 +57,57 @@ std::unordered_map<const void*, NodeId> known_tensors(const Session& s, const A&
   return known;
 }
 
+/// The tensors among `args` (traced or plain, nested in tuples and vectors), in order.
+template <class... A>
+std::vector<at::Tensor> tensors_of(const A&... args) {
+  std::vector<at::Tensor> out;
+  auto visit = [&out](const auto& leaf) {
+    using L = std::remove_cvref_t<decltype(leaf)>;
+    if constexpr (is_recorder_tensor_v<L>) out.push_back(leaf.tensor());
+    else if constexpr (std::is_same_v<L, at::Tensor>) out.push_back(leaf);
+  };
+  (for_each_leaf(args, visit), ...);
+  return out;
+}
+
+/// Tells the capture policies that `call` opened; returns its tensor arguments for
+/// `hooks_leave`. Compiles to nothing for policies that capture no calls.
+template <class P, class... A>
+std::vector<at::Tensor> hooks_enter(Session& s, NodeId call, const A&... args) {
+  if constexpr (record::captures_calls<P>) {
+    if (!s.hooks.empty()) {
+      std::vector<at::Tensor> ins = tensors_of(args...);
+      for (CallHooks* h : s.hooks) h->enter(s.graph, call, ins);
+      return ins;
+    }
+  }
+  return {};
+}
+
+/// Tells the capture policies that `call` returned `out`, and puts the tensors they replaced
+/// (post-processing) into `out`; the replacements keep the recorded nodes.
+template <class P, class Out>
+void hooks_leave(Session& s, NodeId call, std::span<const at::Tensor> ins, Out& out) {
+  if constexpr (record::captures_calls<P>) {
+    if (s.hooks.empty()) return;
+    std::vector<at::Tensor> outs = tensors_of(out);
+    for (CallHooks* h : s.hooks) h->leave(s.graph, call, ins, outs);
+    std::size_t i = 0;
+    auto write_back = [&](auto& leaf) {
+      using L = std::remove_cvref_t<decltype(leaf)>;
+      if constexpr (is_recorder_tensor_v<L>) {
+        at::Tensor& t = Access::tensor(leaf);
+        if (!t.is_same(outs[i])) t = outs[i];
+        ++i;
+      } else if constexpr (std::is_same_v<L, at::Tensor>) {
+        if (!leaf.is_same(outs[i])) leaf = outs[i];
+        ++i;
+      }
+    };
+    for_each_leaf(out, write_back);
+  }
+}
+
 /// Records one call of leaf module `m`: `run()` does the libtorch forward on plain tensors.
 /// With a policy that observes ops, the aten ops it dispatches are recorded inside the call,
 /// and an output an op produced is that op's tensor node.
@@ -73,8 +125,10 @@ auto call_leaf(Session& s, const torch::nn::Module& m, Run run, const A&... args
                   "(e.g. CMAKE_BUILD_TYPE=Release), or record with record::Graph.");
     observer.emplace(s, call, known_tensors<P>(s, args...));
   }
+  std::vector<at::Tensor> plain_ins;
   auto out = [&] {
     try {
+      plain_ins = hooks_enter<P>(s, call, args...);
       return run();
     } catch (...) {
       observer.reset();
@@ -96,6 +150,13 @@ auto call_leaf(Session& s, const torch::nn::Module& m, Run run, const A&... args
   };
   auto wrapped = map_leaves(std::move(out), one);
   s.graph.set_call_outputs(call, std::move(outs));
+  if constexpr (record::captures_calls<P>) {
+    try {
+      hooks_leave<P>(s, call, plain_ins, wrapped);
+    } catch (...) {
+      fail_closed_call(s, call);
+    }
+  }
   return wrapped;
 }
 
@@ -106,7 +167,9 @@ RecorderTensor<P> walk_sequential(Session& s, torch::nn::SequentialImpl& seq, Re
   std::vector<NodeId> ins;
   collect_tree<P>(s, x, ins);
   const NodeId call = enter_call(s, module_id(s, seq, /*leaf=*/false), ins, /*leaf=*/false);
+  std::vector<at::Tensor> plain_ins;
   try {
+    plain_ins = hooks_enter<P>(s, call, x);
     for (auto& any : seq) {
       torch::nn::Module& child = *any.ptr();
       if (auto* nested = dynamic_cast<torch::nn::SequentialImpl*>(&child))
@@ -117,8 +180,15 @@ RecorderTensor<P> walk_sequential(Session& s, torch::nn::SequentialImpl& seq, Re
   } catch (...) {
     fail_call(s, call);
   }
-  leave_call(s, call);
   s.graph.set_call_outputs(call, output_nodes<P>(s, x));
+  if constexpr (record::captures_calls<P>) {
+    try {
+      hooks_leave<P>(s, call, plain_ins, x);
+    } catch (...) {
+      fail_call(s, call);
+    }
+  }
+  leave_call(s, call);
   return x;
 }
 
@@ -139,15 +209,24 @@ auto call_module(H& h, A&&... a) {
         std::vector<NodeId> ins;
         (collect_tree<P>(*s, a, ins), ...);
         const NodeId call = enter_call(*s, module_id(*s, *h, /*leaf=*/false), ins, /*leaf=*/false);
+        std::vector<at::Tensor> plain_ins;
         Out out = [&]() -> Out {
           try {
+            plain_ins = hooks_enter<P>(*s, call, a...);
             return h->forward(std::forward<A>(a)...);
           } catch (...) {
             fail_call(*s, call);
           }
         }();
-        leave_call(*s, call);
         s->graph.set_call_outputs(call, output_nodes<P>(*s, out));
+        if constexpr (record::captures_calls<P>) {
+          try {
+            hooks_leave<P>(*s, call, plain_ins, out);
+          } catch (...) {
+            fail_call(*s, call);
+          }
+        }
+        leave_call(*s, call);
         return out;
       }
     }

@@ -191,4 +191,10 @@ inline void leave_call(Session& s, NodeId call) {
   }
 }
 
+/// Like `fail_call`, for a call already closed (a leaf's outputs are recorded after it closes).
+[[noreturn]] inline void fail_closed_call(Session& s, NodeId call) {
+  s.graph.set_failed(call);
+  throw_failure(s, "");
+}
+
 }  // namespace recorder::detail

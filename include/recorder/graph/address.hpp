@@ -457,6 +457,49 @@ inline std::vector<NodeId> match(const Graph& g, const recorder::address::Predic
 
 }  // namespace detail::address
 
+/// What an address can be matched against without a whole trace: one module call's facts.
+/// Filled by `facts_of` while recording (the call is known as it opens), or kept by a
+/// recording that outlives its trace (then `graph` is null and `where(...)` matches nothing).
+struct CallFacts {
+  std::string_view path;           ///< `ModuleInfo::path` ("" for the root)
+  std::string_view class_name;     ///< `ModuleInfo::class_name`
+  std::uint32_t call_index = 0;    ///< `CallData::call_index`
+  std::int64_t depth = 0;          ///< the call node's depth (0 for the root)
+  std::int64_t depth_index = 0;    ///< `CallData::depth_index`
+  std::size_t position = 0;        ///< place among the calls below the root (`by_index`)
+  const Graph* graph = nullptr;    ///< for `where(...)`; null when no graph is at hand
+  NodeId call{};
+};
+
+/// The facts of module call `call` of `g`; `position` is its place among the calls below the
+/// root, in call order (0-based; the root's is 0 and never matches `by_index`).
+inline CallFacts facts_of(const Graph& g, NodeId call, std::size_t position) {
+  const ModuleInfo& m = g.module_of(call);
+  const auto& c = g.call(call);
+  return CallFacts{m.path, m.class_name, c.call_index, g.node(call).depth, c.depth_index,
+                   position, &g, call};
+}
+
+/// True when address `a` selects the call described by `f` (what `resolve` would return it
+/// for). Example: `matches("layer1.0.relu#1", facts_of(g, call, n))`.
+inline bool matches(const LayerAddress& a, const CallFacts& f) {
+  struct Visitor {
+    const CallFacts& f;
+    bool operator()(const address::Label& l) const {
+      return f.depth == l.depth && f.depth_index == l.index;
+    }
+    bool operator()(const address::Path& p) const {
+      return f.path == p.path && (!p.call || f.call_index == *p.call);
+    }
+    bool operator()(const address::Class& c) const { return f.class_name == c.name; }
+    bool operator()(const address::Index& x) const { return f.depth > 0 && f.position == x.index; }
+    bool operator()(const address::Predicate& p) const {
+      return f.graph != nullptr && p.test && p.test(*f.graph, f.call);
+    }
+  };
+  return std::visit(Visitor{f}, a.selector());
+}
+
 /// The module calls `a` selects, in call order. Throws `UnknownLayer` when there are none.
 /// Example: `resolve(g, "layer1.0.relu")` gives both calls of that ReLU.
 inline std::vector<NodeId> resolve(const Graph& g, const LayerAddress& a) {

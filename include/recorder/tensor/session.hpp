@@ -29,6 +29,27 @@ struct NodeRef {
   std::uint64_t serial = 0;  ///< the session's process-wide serial; 0 for none
 };
 
+/// A capture policy's view of module calls (activations, gradients: `capture/`). The adapters
+/// tell it when a call opens and when it returns, only for policies that capture calls, so
+/// the graph-only policies pay nothing. `begin` and `end` bracket one forward.
+class CallHooks {
+ public:
+  /// A forward starts.
+  virtual void begin() = 0;
+  /// Module call `call` opened with tensor arguments `inputs` (before its forward runs).
+  virtual void enter(const Graph& g, NodeId call, std::span<const at::Tensor> inputs) = 0;
+  /// Module call `call` returned `outputs`; a hook may replace them (post-processing).
+  virtual void leave(const Graph& g, NodeId call, std::span<const at::Tensor> inputs,
+                     std::span<at::Tensor> outputs) = 0;
+  /// The forward returned; may throw (a requested layer never ran).
+  virtual void end(const Graph& g) = 0;
+  /// The forward threw: forget the calls still open (`g` is the partial trace).
+  virtual void abort(const Graph& g) noexcept = 0;
+
+ protected:
+  ~CallHooks() = default;
+};
+
 /// One recording in progress. Owned by the tracer; reachable through `current_session()`
 /// only inside a `SessionScope`, so the only mutable global state is that thread-local slot.
 class Session {
@@ -49,6 +70,7 @@ class Session {
   std::unordered_map<const void*, std::pair<at::Tensor, NodeId>> parameters;
   std::vector<NodeId> scratch;                           ///< reused input list of the op being recorded
   std::optional<Failure> failure;
+  std::vector<CallHooks*> hooks;                         ///< capture policies of this forward
 
   /// A stable copy of `name` (one per distinct name in this session).
   std::string_view intern(std::string_view name) {
