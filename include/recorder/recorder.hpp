@@ -12,6 +12,7 @@
 #include <recorder/graph/views.hpp>
 #include <recorder/policies/concepts.hpp>
 #include <recorder/policies/recording.hpp>
+#include <recorder/policies/reduction.hpp>
 #include <recorder/render/concepts.hpp>
 #include <recorder/render/dot.hpp>
 #include <recorder/render/json.hpp>
@@ -25,6 +26,8 @@
 #include <recorder/observe/observer.hpp>
 #include <recorder/tensor/op.hpp>
 #include <recorder/tensor/recorder_tensor.hpp>
+#include <recorder/capture/activations.hpp>
+#include <recorder/capture/save.hpp>
 #include <recorder/adapters/containers.hpp>
 #include <recorder/adapters/module.hpp>
 #include <recorder/tracer.hpp>

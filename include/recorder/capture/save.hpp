@@ -1,0 +1,151 @@
+#pragma once
+/// Saving recordings for Python's `torch.load` (one file, or one file per layer) and loading
+/// them back in C++.
+///
+/// A recording is saved as a dict from layer key to its result, written with
+/// `torch::jit::pickle_save` (the format `torch.save` writes): a tensor for `Sum`, `Mean`,
+/// `Last` and custom reductions, a list of tensors for `KeepAll`, a dict of its fields for
+/// `Moments` (`mean`, `variance`, `count`), `MinMax` (`min`, `max`) and `Histogram`
+/// (`counts`, `lo`, `hi`, `bins`). A layer with several tensors gets one key per tensor:
+/// `"lstm:0"`, `"lstm:1"`, ... Every tensor written is contiguous and owns its storage (the
+/// reductions copy what they keep), so a view never drags its whole storage into the file.
+///
+/// ```python
+/// d = torch.load("inputs.pt")      # {"fc2": tensor(...), "fc3": tensor(...)}
+/// ```
+
+#include <recorder/capture/activations.hpp>
+#include <recorder/detail/atomic_file.hpp>
+#include <recorder/detail/escape.hpp>
+
+#include <ATen/core/Dict.h>
+#include <ATen/core/List.h>
+#include <ATen/core/ivalue.h>
+#include <torch/csrc/jit/serialization/pickle.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace recorder {
+
+namespace detail {
+
+inline c10::IValue to_ivalue(const at::Tensor& t) { return t; }
+inline c10::IValue to_ivalue(const std::vector<at::Tensor>& ts) { return c10::List<at::Tensor>(ts); }
+inline c10::IValue to_ivalue(double v) { return v; }
+template <std::integral I>
+c10::IValue to_ivalue(I v) {
+  return static_cast<std::int64_t>(v);
+}
+/// A result struct (`MomentsResult`, ...): a dict of its fields.
+template <class Result>
+  requires requires(const Result& r) { r.for_each_field([](std::string_view, const auto&) {}); }
+c10::IValue to_ivalue(const Result& r) {
+  c10::impl::GenericDict d(c10::StringType::get(), c10::AnyType::get());
+  r.for_each_field([&d](std::string_view name, const auto& value) { d.insert(std::string(name), to_ivalue(value)); });
+  return d;
+}
+
+/// `(key, value)` for every recorded tensor of `acts`, in record order.
+template <class Acts>
+std::vector<std::pair<std::string, c10::IValue>> recorded_items(const Acts& acts) {
+  std::vector<std::pair<std::string, c10::IValue>> items;
+  for (const auto& rec : acts.records()) {
+    for (std::size_t i = 0; i < rec->tensors(); ++i) {
+      if (rec->samples() == 0) continue;
+      c10::IValue v;
+      try {
+        v = to_ivalue(rec->result(i));
+      } catch (const std::out_of_range&) {
+        continue;  // a tensor slot never filled (a gradient that did not arrive)
+      }
+      items.emplace_back(rec->tensors() == 1 ? rec->key : rec->key + ':' + std::to_string(i), std::move(v));
+    }
+  }
+  return items;
+}
+
+/// Writes `value` pickled as `torch.save` does, atomically (`write_file_atomically`).
+inline void write_pickle(const c10::IValue& value, const std::filesystem::path& file) {
+  const std::vector<char> bytes = torch::jit::pickle_save(value);
+  write_file_atomically(file, std::string_view(bytes.data(), bytes.size()));
+}
+
+}  // namespace detail
+
+/// Reads a file written by `torch.save`/`torch::pickle_save` (or `recorder::save`).
+/// Throws `std::runtime_error` naming the file when it cannot be read or parsed.
+inline c10::IValue load_pickle(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw std::runtime_error("recorder: cannot read '" + file.string() + "'");
+  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  try {
+    return torch::jit::pickle_load(bytes);
+  } catch (const c10::Error& e) {
+    throw std::runtime_error("recorder: '" + file.string() + "' is not a pickled value: " +
+                             e.what_without_backtrace());
+  }
+}
+
+/// Loads a file written by `recorder::save`: layer key -> value (`.toTensor()`, `.toList()`,
+/// `.toGenericDict()`). Throws `std::runtime_error` when the file holds no string-keyed dict.
+inline std::map<std::string, c10::IValue> load_recording(const std::filesystem::path& file) {
+  const c10::IValue v = load_pickle(file);
+  if (!v.isGenericDict())
+    throw std::runtime_error("recorder: '" + file.string() + "' holds a " + v.tagKind() + ", not a dict");
+  std::map<std::string, c10::IValue> out;
+  for (const auto& item : v.toGenericDict()) {
+    if (!item.key().isString())
+      throw std::runtime_error("recorder: '" + file.string() + "' is a dict with non-string keys");
+    out.emplace(item.key().toStringRef(), item.value());
+  }
+  return out;
+}
+
+/// Saves `acts` as one file: a dict from layer key to result, loadable with `torch.load`.
+/// The write is atomic: `file` is replaced whole or left as it was (then an exception names it).
+/// Example: `recorder::save(inputs, "inputs.pt")`.
+template <What W, class R>
+void save(const record::Capture<W, R>& acts, const std::filesystem::path& file) {
+  c10::impl::GenericDict d(c10::StringType::get(), c10::AnyType::get());
+  for (auto& [key, value] : detail::recorded_items(acts)) d.insert(key, std::move(value));
+  detail::write_pickle(d, file);
+}
+
+/// Saves `acts` as one file per layer key in `folder` (created if missing), as torchfunc does:
+/// `<folder>/<key>.pt`, each holding that layer's result. Keys are made safe file names
+/// (`detail::sanitize_filename`: a module called `../x` writes `___x.pt` inside `folder`);
+/// two keys that sanitize alike get `~2`, `~3` suffixes. Returns key -> file written.
+template <What W, class R>
+std::map<std::string, std::filesystem::path> save_per_layer(const record::Capture<W, R>& acts,
+                                                           const std::filesystem::path& folder) {
+  std::error_code ec;
+  std::filesystem::create_directories(folder, ec);
+  if (ec || !std::filesystem::is_directory(folder))
+    throw std::runtime_error("recorder: cannot create folder '" + folder.string() + "'" +
+                             (ec ? ": " + ec.message() : std::string()));
+  std::map<std::string, std::filesystem::path> written;
+  std::set<std::string> used;
+  for (auto& [key, value] : detail::recorded_items(acts)) {
+    const std::string base = detail::sanitize_filename(key, 190);
+    std::string name = base;
+    for (int n = 2; !used.insert(name).second; ++n) name = base + '~' + std::to_string(n);
+    const std::filesystem::path file = folder / (name + ".pt");
+    detail::write_pickle(value, file);
+    written.emplace(key, file);
+  }
+  return written;
+}
+
+}  // namespace recorder

@@ -1,0 +1,12 @@
+/// A recording policy's reduction slot takes reductions over at::Tensor only.
+#include <recorder/capture/activations.hpp>
+
+struct NotAReduction {};
+
+#ifdef RECORDER_COMPILE_FAIL_TWIN
+using P = recorder::record::ForwardOutput<recorder::reduce::Mean>;
+#else
+using P = recorder::record::ForwardOutput<NotAReduction>;
+#endif
+
+P make() { return P({"fc"}); }
