@@ -11,6 +11,12 @@
 /// (examples/models/mlp.hpp) at batch 1; and the 1,000-op chain of bench_ops as a composite
 /// module traced through `Tracer::run`. All in eval mode under `torch::NoGradGuard`, torch
 /// with one thread.
+///
+/// Recording over many batches (issue 5): ResNet-18 at 1x3x224x224, 1,000 forwards each,
+///   Capture224_Plain    plain forwards
+///   Capture224_Mean     `record::ForwardOutput<reduce::Mean>({"layer4"})`: resident memory
+///                      after 10, 100 and 1,000 batches must stay flat
+///   Capture224_KeepAll  the same with `reduce::KeepAll` (grows by 98 KiB per batch), for contrast
 
 #include "chain.hpp"
 #include "summary.hpp"
@@ -27,6 +33,9 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <type_traits>
+
+#include <unistd.h>
 #include <map>
 #include <string>
 #include <utility>
@@ -193,6 +202,61 @@ void bm_jit_trace(benchmark::State& state, F& f) {
   state.counters["jit_nodes"] = static_cast<double>(nodes);
 }
 
+// ---- recording over many batches --------------------------------------------------------------
+
+/// Resident set size of this process, in MiB (Linux: /proc/self/statm).
+double resident_mib() {
+  std::FILE* f = std::fopen("/proc/self/statm", "r");
+  if (f == nullptr) return -1;
+  long pages = 0, resident = 0;
+  const int n = std::fscanf(f, "%ld %ld", &pages, &resident);
+  std::fclose(f);
+  if (n != 2) return -1;
+  return static_cast<double>(resident) * static_cast<double>(sysconf(_SC_PAGESIZE)) / (1024.0 * 1024.0);
+}
+
+constexpr int kCaptureBatches = 1000;
+
+Fixture<models::ResNet>& capture_fixture() {
+  static Fixture<models::ResNet> f = [] {
+    torch::manual_seed(0);
+    Fixture<models::ResNet> r{models::ResNet18(), torch::randn({1, 3, 224, 224})};
+    r.model->eval();
+    return r;
+  }();
+  return f;
+}
+
+/// `batches` forwards per iteration; with a reduction `R`, traced while recording layer4's
+/// output, with resident memory sampled after 10, 100 and all batches.
+template <class R>
+void bm_capture(benchmark::State& state) {
+  auto& f = capture_fixture();
+  torch::NoGradGuard no_grad;
+  double rss[3] = {0, 0, 0};
+  for (auto _ : state) {
+    if constexpr (std::is_void_v<R>) {
+      for (int i = 0; i < kCaptureBatches; ++i) benchmark::DoNotOptimize(f.model->forward(f.input));
+    } else {
+      recorder::record::ForwardOutput<R> out({"layer4"});
+      recorder::Tracer<recorder::record::ForwardOutput<R>> tracer({}, out);
+      for (int i = 1; i <= kCaptureBatches; ++i) {
+        benchmark::DoNotOptimize(tracer.run(f.model, f.input).output);
+        if (i == 10) rss[0] = resident_mib();
+        if (i == 100) rss[1] = resident_mib();
+      }
+      rss[2] = resident_mib();
+      if (out["layer4"].samples() != kCaptureBatches) state.SkipWithError("layer4 was not recorded every batch");
+    }
+  }
+  state.counters["batches"] = kCaptureBatches;
+  if constexpr (!std::is_void_v<R>) {
+    state.counters["rss_MiB_at_10"] = rss[0];
+    state.counters["rss_MiB_at_100"] = rss[1];
+    state.counters["rss_MiB_at_1000"] = rss[2];
+  }
+}
+
 // ---- registration -----------------------------------------------------------------------------
 
 constexpr double kResNetMinTime = 3.0;
@@ -262,6 +326,13 @@ BENCHMARK(BM_Chain1000_Traced)->Unit(benchmark::kMicrosecond)->UseRealTime()->Mi
 BENCHMARK(BM_Chain1000_Off)->Unit(benchmark::kMicrosecond)->UseRealTime()->MinTime(kSmallMinTime);
 BENCHMARK(BM_Chain1000_JitTrace)->Unit(benchmark::kMicrosecond)->UseRealTime()->MinTime(kSmallMinTime);
 
+void BM_Capture224_Plain(benchmark::State& s) { bm_capture<void>(s); }
+void BM_Capture224_Mean(benchmark::State& s) { bm_capture<recorder::reduce::Mean>(s); }
+void BM_Capture224_KeepAll(benchmark::State& s) { bm_capture<recorder::reduce::KeepAll>(s); }
+BENCHMARK(BM_Capture224_Plain)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
+BENCHMARK(BM_Capture224_Mean)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
+BENCHMARK(BM_Capture224_KeepAll)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
+
 
 std::string run_name(const std::string& base) { return "BM_" + base; }
 
@@ -308,6 +379,9 @@ int main(int argc, char** argv) {
     bench::print_overhead_ns(rep, "blocks " + std::to_string(n) + ": overhead per block", t, p, n);
     bench::print_ratio(rep, "blocks " + std::to_string(n) + ": traced / plain", t, p);
   }
+  std::printf(" ResNet-18 1x3x224x224, %d batches, layer4 output recorded\n", kCaptureBatches);
+  bench::print_ratio(rep, "mean-recording / plain", run_name("Capture224_Mean"), run_name("Capture224_Plain"));
+  bench::print_ratio(rep, "keep-all-recording / plain", run_name("Capture224_KeepAll"), run_name("Capture224_Plain"));
   const std::string ct = run_name("Chain1000_Traced");
   const std::string cp = run_name("Chain1000_Plain");
   bench::print_overhead_ns(rep, "chain: recording overhead per op", ct, cp, kChainOps, "<= 300 ns");

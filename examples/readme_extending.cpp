@@ -22,6 +22,30 @@ struct GraphOnly {
 };
 static_assert(recorder::recording_policy<GraphOnly>);
 
+// A reduction policy: how a recorded tensor is folded over many forwards.
+struct AbsMax {
+  using reduction_policy_tag = void;
+  static constexpr std::string_view name = "abs_max";
+  static constexpr bool constant_memory = true;
+  template <class T>
+  struct state {
+    T peak;
+    std::uint64_t count = 0;
+  };
+  template <class T>
+  state<T> init(const T& x) const { return {x.detach().abs(), 1}; }
+  template <class T>
+  void update(state<T>& s, const T& x) const {
+    s.peak = torch::maximum(s.peak, x.detach().abs());
+    ++s.count;
+  }
+  template <class T>
+  T result(const state<T>& s) const { return s.peak; }
+  template <class T>
+  std::uint64_t count(const state<T>& s) const { return s.count; }
+};
+static_assert(recorder::reduce::reduction<AbsMax, torch::Tensor>);
+
 // An op the table does not cover, recorded as one function node.
 struct ScaledImpl : torch::nn::Module {
   recorder::Module<torch::nn::Linear> fc{register_module("fc", torch::nn::Linear(4, 4))};
@@ -37,4 +61,10 @@ int main() {
   Scaled model;
   auto trace = recorder::Tracer<GraphOnly>{}.run(model, torch::randn({2, 4}));
   recorder::render<EdgeList>(trace, {.depth = 1}, std::cout);
+
+  recorder::record::ForwardOutput<AbsMax> peaks({"fc"});  // a handle: copies share the recording
+  recorder::Tracer<recorder::record::ForwardOutput<AbsMax>> tracer({}, peaks);
+  for (int i = 0; i < 3; ++i) tracer.run(model, torch::randn({2, 4}));
+  std::cout << "fc: peak |output| " << peaks["fc"].result().sizes() << " over "
+            << peaks["fc"].samples() << " forwards\n";
 }

@@ -1,5 +1,7 @@
 #pragma once
-/// Umbrella header: libtorch, the traced tensor, module adapters, the tracer and every renderer.
+/// Umbrella header: libtorch, the traced tensor, module adapters, the tracer, activation
+/// recording and every renderer (saving recordings: `<recorder/capture/save.hpp>`, which adds
+/// libtorch's pickler).
 
 #include <torch/torch.h>
 
@@ -27,7 +29,6 @@
 #include <recorder/tensor/op.hpp>
 #include <recorder/tensor/recorder_tensor.hpp>
 #include <recorder/capture/activations.hpp>
-#include <recorder/capture/save.hpp>
 #include <recorder/adapters/containers.hpp>
 #include <recorder/adapters/module.hpp>
 #include <recorder/tracer.hpp>

@@ -7,6 +7,7 @@
 #include <models/mlp.hpp>
 #include <models/resnet.hpp>
 
+#include <recorder/capture/save.hpp>
 #include <recorder/recorder.hpp>
 
 #include <cmath>

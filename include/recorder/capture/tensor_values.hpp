@@ -78,10 +78,11 @@ void with_elements(const at::Tensor& t, F&& f) {
 template <class S>
 void welford_loop(double* __restrict mean, double* __restrict m2, const S* __restrict x, std::int64_t size,
                   double n) {
+  const double inv_n = 1.0 / n;  // one division per update, not per element
   for (std::int64_t i = 0; i < size; ++i) {
     const double v = static_cast<double>(x[i]);
     const double delta = v - mean[i];
-    const double m = mean[i] + delta / n;
+    const double m = mean[i] + delta * inv_n;
     mean[i] = m;
     m2[i] += delta * (v - m);
   }
