@@ -3,6 +3,8 @@
 #define BOOST_TEST_MODULE capture_tensor_values
 #include <boost/test/unit_test.hpp>
 
+#include "../policies/splitmix.hpp"
+
 #include <recorder/capture/tensor_values.hpp>
 #include <recorder/policies/reduction.hpp>
 
@@ -42,17 +44,7 @@ static_assert(reduce::mergeable_reduction<reduce::KeepAll, at::Tensor> &&
 static_assert(std::is_same_v<reduce::result_t<reduce::Moments, at::Tensor>, reduce::MomentsResult<at::Tensor>>);
 static_assert(std::is_same_v<reduce::result_t<reduce::KeepAll, at::Tensor>, const std::vector<at::Tensor>&>);
 
-/// A deterministic generator (splitmix64), the same on every platform.
-struct SplitMix {
-  std::uint64_t state;
-  std::uint64_t next() {
-    std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
-  double uniform() { return static_cast<double>(next() >> 11) * 0x1p-53; }
-};
+using recorder::testing::SplitMix;
 
 /// A float32 tensor of shape `sizes`, elements `offset + scale * (u - 0.5)` with u uniform in [0, 1).
 at::Tensor make(SplitMix& g, at::IntArrayRef sizes, double offset = 0, double scale = 4) {

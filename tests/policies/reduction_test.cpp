@@ -3,6 +3,8 @@
 #define BOOST_TEST_MODULE policies_reduction
 #include <boost/test/unit_test.hpp>
 
+#include "splitmix.hpp"
+
 #include "reduction_laws.hpp"
 
 #include <recorder/policies/reduction.hpp>
@@ -114,18 +116,7 @@ static_assert(std::is_base_of_v<std::length_error, reduce::CapacityExceeded>);
 
 // ---- data --------------------------------------------------------------------------------------
 
-/// A deterministic generator (splitmix64), the same on every platform.
-struct SplitMix {
-  std::uint64_t state;
-  std::uint64_t next() {
-    std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
-  /// Uniform in [0, 1), 53 random bits.
-  double uniform() { return static_cast<double>(next() >> 11) * 0x1p-53; }
-};
+using recorder::testing::SplitMix;
 
 const std::vector<double> mixed = {0.5, -1.25, 3.0, 2.0, -0.75, 0.125, 4.5, -2.0, 1.0};
 const std::vector<int> integers = {7, -3, 12, 0, 5, -8, 21};

@@ -106,19 +106,6 @@ struct RecordInfo {
 
 namespace detail {
 
-/// The message of the exception being handled (c10 errors without their backtrace).
-inline std::string capture_exception_message() {
-  try {
-    throw;
-  } catch (const c10::Error& e) {
-    return e.what_without_backtrace();
-  } catch (const std::exception& e) {
-    return e.what();
-  } catch (...) {
-    return "unknown exception";
-  }
-}
-
 /// The machinery every capture policy shares; a typed store (`capture/activations.hpp`) adds
 /// the reduction's state per record and per tensor. Reached from the adapters through
 /// `CallHooks`, from autograd through tensor hooks holding a `weak_ptr` (a hook that outlives
@@ -370,7 +357,7 @@ class CaptureCore : public CallHooks, public std::enable_shared_from_this<Captur
       throw CaptureError(r.key, "recorder: recording " + std::string(to_string(what_)) + " of layer '" +
                                     r.key + "' (" + r.class_name + ", " + r.label + ") with reduce::" +
                                     std::string(reduction_name_) + " failed at tensor " +
-                                    std::to_string(i) + ": " + capture_exception_message());
+                                    std::to_string(i) + ": " + current_exception_message());
     }
   }
 
