@@ -154,6 +154,10 @@ BOOST_AUTO_TEST_CASE(every_way_to_address_a_layer) {
   BOOST_TEST(run(recorder::by_class("Linear")) == (V{"fc1", "fc2", "fc3"}), boost::test_tools::per_element());
   BOOST_TEST(run(recorder::by_index(1)) == V{"fc2"}, boost::test_tools::per_element());
   BOOST_TEST(run("<root>") == V{"<root>"}, boost::test_tools::per_element());
+  BOOST_TEST(run(recorder::all_layers()) == (V{"fc1", "fc2", "fc3"}), boost::test_tools::per_element());
+  BOOST_TEST(error_of<std::invalid_argument>([] { rr::ForwardOutput<rd::Last> none({}); }) ==
+             "recorder: a forward_output recording needs at least one layer address, e.g. {\"fc2\"}, "
+             "{recorder::by_class(\"Conv2d\")} or {recorder::all_layers()}");
   BOOST_TEST(run(recorder::where(
                  [](const recorder::Graph& g, recorder::NodeId c) { return g.module_of(c).path.ends_with('3'); },
                  "ends with 3")) == V{"fc3"},

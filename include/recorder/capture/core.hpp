@@ -113,7 +113,12 @@ namespace detail {
 class CaptureCore : public CallHooks, public std::enable_shared_from_this<CaptureCore> {
  public:
   CaptureCore(What what, std::vector<LayerAddress> layers, std::string_view reduction)
-      : what_(what), layers_(std::move(layers)), reduction_name_(reduction) {}
+      : what_(what), layers_(std::move(layers)), reduction_name_(reduction) {
+    if (layers_.empty())
+      throw std::invalid_argument("recorder: a " + std::string(to_string(what)) +
+                                  " recording needs at least one layer address, e.g. {\"fc2\"}, "
+                                  "{recorder::by_class(\"Conv2d\")} or {recorder::all_layers()}");
+  }
   CaptureCore(const CaptureCore&) = delete;
   CaptureCore& operator=(const CaptureCore&) = delete;
   virtual ~CaptureCore() = default;

@@ -13,6 +13,7 @@
 /// | `by_class("Conv2d")`          | every call of a module of that class                   |
 /// | `by_index(5)`                 | the 6th module call in call order (0-based, root excluded) |
 /// | `where(pred)`                 | every call for which `pred(graph, call)` is true       |
+/// | `all_layers()`                | every call below the root                              |
 ///
 /// A string matching `^\d+-\d+$` is a depth-index label, any other string is a path.
 /// `resolve` gives the matching calls in call order; an address that matches nothing throws
@@ -182,6 +183,12 @@ LayerAddress where(F&& pred, std::string description = "<predicate>") {
   } else {
     return LayerAddress{};
   }
+}
+
+/// Every module call below the root (torchfunc records every submodule when given no layer).
+/// Example: `record::ForwardOutput<reduce::Mean> outs({recorder::all_layers()})`.
+inline LayerAddress all_layers() {
+  return where([](const Graph& g, NodeId c) { return g.node(c).parent.valid(); }, "all layers");
 }
 
 /// The canonical spelling: "2-3", "layer1.0.relu#1", "<root>", `by_class("Conv2d")`,
