@@ -187,6 +187,7 @@ class CaptureCore : public CallHooks, public std::enable_shared_from_this<Captur
 
   void enter(const Graph& g, NodeId call, std::span<const at::Tensor> inputs) override {
     std::lock_guard lock(mutex_);
+    if (matched_.size() != layers_.size()) matched_.assign(layers_.size(), false);  // no begin()
     const bool below_root = g.node(call).parent.valid();
     const std::size_t position = below_root ? position_++ : 0;
     const CallFacts facts = facts_of(g, call, position);
@@ -244,7 +245,7 @@ class CaptureCore : public CallHooks, public std::enable_shared_from_this<Captur
       open_.clear();
     }
     for (std::size_t i = 0; i < layers_.size(); ++i)
-      if (!matched_[i]) (void)resolve(g, layers_[i]);  // throws UnknownLayer: lists what ran
+      if (i >= matched_.size() || !matched_[i]) (void)resolve(g, layers_[i]);  // throws UnknownLayer: lists what ran
   }
 
   void abort(const Graph& g) noexcept override {
