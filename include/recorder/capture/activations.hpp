@@ -155,7 +155,7 @@ namespace record {
 /// for (int i = 0; i < 1000; ++i) tracer.run(model, torch::randn({1, 784}));
 /// at::Tensor s = inputs["fc2"].result();   // [1, 100]: the sum over 1,000 forwards
 /// ```
-/// Layers are selected by `LayerAddress` (label `"2-3"` or `{{2, 3}}`, path, `by_class`,
+/// Layers are selected by `LayerAddress` (label `"2-3"`, or `{{2, 3}}` in the list, path, `by_class`,
 /// `by_index`, `where`). A selected layer that did not run in a forward makes `Tracer::run`
 /// throw `UnknownLayer` after that forward, listing the nearest layers that ran.
 template <What W, class R = reduce::KeepAll>
@@ -222,7 +222,7 @@ class Capture {
   std::size_t size() const noexcept { return store_->records().size(); }
   bool empty() const noexcept { return size() == 0; }
 
-  /// The one recorded layer `layer` selects: `acts["layer1.0.conv1"]`, `acts[{{2, 3}}]`,
+  /// The one recorded layer `layer` selects: `acts["layer1.0.conv1"]`, `acts[{2, 3}]`,
   /// `acts[by_class("Linear")]`. Throws `UnknownLayer` (listing the nearest recorded keys) or
   /// `AmbiguousLayer`.
   const LayerRecord<R>& operator[](const LayerAddress& layer) const { return store_->at(store_->find(layer)); }
