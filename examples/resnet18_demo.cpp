@@ -1,5 +1,5 @@
-/// The main demo: trace torchvision's ResNet-18 at 1x3x224x224 and write its graph (DOT, SVG)
-/// and the full trace (JSON) into a folder.
+/// The main demo: trace torchvision's ResNet-18 at 1x3x224x224 and write its graph (DOT, SVG),
+/// the full trace (JSON) and torchinfo's summary table (text) into a folder.
 ///
 ///   resnet18_demo [outdir]     (default: recorder-out)
 
@@ -24,11 +24,15 @@ int main(int argc, char** argv) try {
   auto trace = tracer.run(model, x);
   examples::require_equal(plain, trace.output, "ResNet-18");
   examples::print_counts(trace);
+  const recorder::SummaryTable table = recorder::summarize(trace);
+  std::cout << "summary: " << table.total_params << " parameters, " << table.total_mult_adds
+            << " mult-adds (torchinfo: 1.81 G)\n";
 
   const recorder::RenderOptions options{.depth = 3};
   for (const auto& written : {recorder::render_to_file<recorder::backend::Dot>(trace, options, out / "resnet18"),
                               recorder::render_to_file<recorder::backend::Svg>(trace, options, out / "resnet18"),
-                              recorder::render_to_file<recorder::backend::Json>(trace, options, out / "resnet18")})
+                              recorder::render_to_file<recorder::backend::Json>(trace, options, out / "resnet18"),
+                              recorder::render_to_file<recorder::backend::Summary>(trace, options, out / "resnet18")})
     std::cout << "wrote " << written.filename().string() << "\n";
   return 0;
 } catch (const std::exception& e) {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sets up recorder, builds the ResNet-18 example and runs it: it traces ResNet-18 and writes
-# resnet18.dot, resnet18.svg and resnet18.json into <outdir>, and prints node and parameter
-# counts.
+# resnet18.dot, resnet18.svg, resnet18.json and resnet18.txt (the summary table) into <outdir>,
+# and prints node, parameter and mult-add counts.
 #
 #   sudo ./scripts/demo.sh [outdir]      (or, as root, ./scripts/demo.sh [outdir])
 #
