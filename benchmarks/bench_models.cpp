@@ -357,11 +357,8 @@ void summarize(const bench::SummaryReporter& rep, const char* title, const std::
 
 int main(int argc, char** argv) {
   at::set_num_threads(1);  // stable numbers: every op on the calling thread
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   bench::SummaryReporter rep;
-  benchmark::RunSpecifiedBenchmarks(&rep);
-  benchmark::Shutdown();
+  if (!bench::run_benchmarks(argc, argv, rep)) return 1;
 
   std::printf("\nSummary (torch threads: %d; eval mode, NoGradGuard)\n", at::get_num_threads());
   summarize(rep, "ResNet-18, 1x3x224x224", "ResNet18", "<= 1.05");

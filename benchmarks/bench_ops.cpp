@@ -179,11 +179,8 @@ BENCHMARK(BM_VectorAppendBaseline)->Arg(1000)->Arg(10000)->Arg(100000);
 
 int main(int argc, char** argv) {
   at::set_num_threads(1);  // stable numbers: every op on the calling thread
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   bench::SummaryReporter rep;
-  benchmark::RunSpecifiedBenchmarks(&rep);
-  benchmark::Shutdown();
+  if (!bench::run_benchmarks(argc, argv, rep)) return 1;
 
   std::printf("\nSummary (torch threads: %d; chain of %d ops on a [4] float tensor)\n",
               at::get_num_threads(), kOps);

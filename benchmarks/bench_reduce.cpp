@@ -170,11 +170,8 @@ void print_throughput(const bench::SummaryReporter& rep, const std::string& name
 int main(int argc, char** argv) {
   at::set_num_threads(1);  // stable numbers: every op on the calling thread
   for (const auto& [name, fn] : kBenchmarks) benchmark::RegisterBenchmark(name, fn)->Arg(0)->Arg(1);
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   bench::SummaryReporter rep;
-  benchmark::RunSpecifiedBenchmarks(&rep);
-  benchmark::Shutdown();
+  if (!bench::run_benchmarks(argc, argv, rep)) return 1;
 
   for (const char* arg : {"0", "1"}) {
     std::printf("\nThroughput / copy_ throughput, float32 [%s, 512, 7, 7] (torch threads: %d)\n",

@@ -88,4 +88,14 @@ inline void print_time(const SummaryReporter& rep, const std::string& label, con
               ta->real * k, ms ? "ms" : "us");
 }
 
+/// Parses Google Benchmark's flags, runs the selected benchmarks into `rep` and shuts the
+/// library down. False when an argument was not recognized (it has been reported).
+inline bool run_benchmarks(int& argc, char** argv, SummaryReporter& rep) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return false;
+  benchmark::RunSpecifiedBenchmarks(&rep);
+  benchmark::Shutdown();
+  return true;
+}
+
 }  // namespace bench

@@ -200,7 +200,7 @@ class CaptureCore : public CallHooks, public std::enable_shared_from_this<Captur
     }
     OpenCall open{call, position, selected, npos};
     if (selected && enabled_) {
-      const std::size_t rec = record_for(g, facts);
+      const std::size_t rec = record_for(facts);
       if (!condition_ || condition_(layer_call(g, call, rec, 0))) open.record = rec;
     }
     open_.push_back(open);
@@ -296,7 +296,7 @@ class CaptureCore : public CallHooks, public std::enable_shared_from_this<Captur
 
   /// The record of the call described by `f`, created on first sight; its label and position
   /// are refreshed (they can change between forwards with data-dependent control flow).
-  std::size_t record_for(const Graph& g, const CallFacts& f) {
+  std::size_t record_for(const CallFacts& f) {
     std::size_t rec = npos;
     for (std::size_t i = 0; i < record_count(); ++i) {
       const RecordInfo& r = info(i);
@@ -320,7 +320,6 @@ class CaptureCore : public CallHooks, public std::enable_shared_from_this<Captur
     r.position = f.position;
     r.label = std::to_string(f.depth) + '-' + std::to_string(f.depth_index);
     touched_.emplace_back(rec, f.call);
-    (void)g;
     return rec;
   }
 

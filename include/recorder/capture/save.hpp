@@ -62,8 +62,8 @@ template <class Acts>
 std::vector<std::pair<std::string, c10::IValue>> recorded_items(const Acts& acts) {
   std::vector<std::pair<std::string, c10::IValue>> items;
   for (const auto& rec : acts.records()) {
+    if (rec->samples() == 0) continue;  // selected, but nothing arrived (gradients before backward)
     for (std::size_t i = 0; i < rec->tensors(); ++i) {
-      if (rec->samples() == 0) continue;
       c10::IValue v;
       try {
         v = to_ivalue(rec->result(i));
