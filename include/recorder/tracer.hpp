@@ -3,6 +3,7 @@
 
 #include <recorder/adapters/module.hpp>
 #include <recorder/error.hpp>
+#include <recorder/front/recording.hpp>
 #include <recorder/graph/trace.hpp>
 #include <recorder/policies/recording.hpp>
 #include <recorder/tensor/nested.hpp>
@@ -12,6 +13,7 @@
 #include <torch/csrc/autograd/grad_mode.h>
 #include <torch/nn/module.h>
 
+#include <concepts>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,21 +22,6 @@
 #include <utility>
 
 namespace recorder {
-
-/// The train/eval mode a forward runs in; the model's own mode is restored afterwards.
-enum class Mode { keep, train, eval };
-
-/// How `Tracer::run` runs the forward.
-struct TraceOptions {
-  Mode mode = Mode::keep;  ///< `eval` is what torchview does; `keep` leaves the model as it is
-  bool no_grad = false;    ///< run under `torch::NoGradGuard` (no autograd graph is built)
-};
-
-/// A trace plus the model's output (as plain tensors, in the structure the forward returned).
-template <class Out>
-struct Traced : Trace {
-  Out output;
-};
 
 namespace detail {
 
@@ -56,35 +43,36 @@ class ModeGuard {
 
 /// Adds every parameter below `m` to `seen` (by TensorImpl), without building names.
 inline void collect_parameters(const torch::nn::Module& m, std::unordered_set<const void*>& seen,
-                               Trace& t) {
+                               ModelFacts& facts) {
   for (const auto& p : m.parameters(/*recurse=*/false)) {
     if (!seen.insert(p.unsafeGetTensorImpl()).second) continue;
-    t.total_params += static_cast<std::uint64_t>(p.numel());
-    if (p.requires_grad()) t.trainable_params += static_cast<std::uint64_t>(p.numel());
+    facts.total_params += static_cast<std::uint64_t>(p.numel());
+    if (p.requires_grad()) facts.trainable_params += static_cast<std::uint64_t>(p.numel());
   }
-  for (const auto& child : m.children()) collect_parameters(*child, seen, t);
+  for (const auto& child : m.children()) collect_parameters(*child, seen, facts);
 }
 
-/// Moves a session's graph into `t`, with the model-level facts (parameter totals count each
-/// tensor once, tied weights included).
-inline void finish_trace(Session& s, const torch::nn::Module& model, Trace& t) {
-  t.graph = std::move(s.graph);
-  t.failure = s.failure;
-  for (NodeId id{0}; id.value < t.graph.size(); ++id.value) {
-    if (t.graph.kind(id) == NodeKind::module && !t.graph.node(id).parent.valid()) {
-      t.root = id;
-      break;
-    }
-  }
-  t.model_name = t.root.valid() ? t.graph.module_of(t.root).class_name : class_name_of(model);
+/// The model-level facts of `model`: its class, and its parameters counted once each (tied
+/// weights included).
+inline ModelFacts model_facts(const torch::nn::Module& model) {
+  ModelFacts facts;
+  facts.class_name = class_name_of(model);
   std::unordered_set<const void*> seen;
-  collect_parameters(model, seen, t);
+  collect_parameters(model, seen, facts);
+  return facts;
 }
 
-inline std::string_view indexed_name(Session& s, std::string_view base, std::size_t i,
-                                     std::size_t n) {
-  if (n == 1) return base;
-  return s.graph.intern(std::string(base) + "-" + std::to_string(i));
+/// The call hooks of the members of policy `p` that capture module calls, in member order.
+template <class P>
+std::vector<CallHooks*> call_hooks_of(P& p) {
+  std::vector<CallHooks*> hooks;
+  if constexpr (record::captures_calls<P>) {
+    record::for_each_member(p, [&hooks](auto& member) {
+      if constexpr (record::captures_calls<std::remove_cvref_t<decltype(member)>>)
+        hooks.push_back(&member.call_hooks());
+    });
+  }
+  return hooks;
 }
 
 template <class H>
@@ -105,8 +93,8 @@ torch::nn::Module& module_of_holder(H& h) {
 /// ```
 /// The model is a module holder whose forward is templated on its tensor type (or any
 /// holder `recorder::Module<H>` accepts). With `record::Off` nothing is recorded and the trace
-/// is empty. When the forward throws, `run` throws a
-/// `TraceError` naming the op and module, carrying the partial trace.
+/// is empty. When the forward throws, `run` throws a `TraceError` naming the op and module,
+/// carrying the partial trace.
 template <recording_policy... Ps>
 class Tracer {
  public:
@@ -130,19 +118,12 @@ class Tracer {
   /// Runs `model` once on `inputs` (tensors, or tuples/vectors of them) and returns the trace.
   template <class H, class... In>
   auto run(H& model, const In&... inputs) {
-    detail::Session s;
-    detail::SessionScope scope(s);
+    detail::Recording rec(detail::call_hooks_of(policy_));
+    detail::Session& s = rec.session();
     torch::nn::Module& root_module = detail::module_of_holder(model);
     detail::ModeGuard mode(root_module, options_.mode);
     std::optional<torch::NoGradGuard> no_grad;
     if (options_.no_grad) no_grad.emplace();
-    if constexpr (record::captures_calls<policy_type>) {
-      record::for_each_member(policy_, [&s](auto& member) {
-        if constexpr (record::captures_calls<std::remove_cvref_t<decltype(member)>>)
-          s.hooks.push_back(&member.call_hooks());
-      });
-      for (detail::CallHooks* h : s.hooks) h->begin();
-    }
 
     const std::size_t n_inputs = (count_tensors(inputs) + ... + std::size_t{0});
     std::size_t next_input = 0;
@@ -150,9 +131,7 @@ class Tracer {
       using L = std::remove_cvref_t<decltype(leaf)>;
       if constexpr (std::is_same_v<L, at::Tensor>) {
         NodeId id{};
-        if constexpr (policy_type::records_graph)
-          id = detail::add_tensor_node(s, NodeKind::input, leaf, {}, {}, 0,
-                                       detail::indexed_name(s, "input", next_input, n_inputs));
+        if constexpr (policy_type::records_graph) id = rec.input(leaf, next_input, n_inputs);
         ++next_input;
         if constexpr (policy_type::records_graph) return tensor_type(detail::adopt, leaf, s.ref(id));
         else return tensor_type(detail::adopt, leaf, {});
@@ -169,26 +148,18 @@ class Tracer {
     try {
       out.emplace(std::apply([&](auto&... r) { return root(r...); }, traced_inputs));
     } catch (TraceError& e) {
-      for (detail::CallHooks* h : s.hooks) h->abort(s.graph);
-      auto partial = std::make_shared<Trace>();
-      detail::finish_trace(s, root_module, *partial);
-      e.attach(std::move(partial));
+      rec.fail(e, detail::model_facts(root_module));
       throw;
     }
 
-    auto plain = [](auto&& leaf) {
-      using L = std::remove_cvref_t<decltype(leaf)>;
-      if constexpr (is_recorder_tensor_v<L>) return at::Tensor(leaf.tensor());
-      else return leaf;
-    };
-    using PlainOut = decltype(detail::map_leaves(*out, plain));
+    using PlainOut = decltype(detail::map_leaves(*out, plain_leaf));
     Traced<PlainOut> result;
-    for (detail::CallHooks* h : s.hooks) h->end(s.graph);
+    rec.end();
     if constexpr (policy_type::records_graph) {
-      mark_outputs(s, *out);
-      detail::finish_trace(s, root_module, result);
+      mark_outputs(rec, *out);
+      rec.finish(result, detail::model_facts(root_module));
     }
-    result.output = detail::map_leaves(*out, plain);
+    result.output = detail::map_leaves(*out, plain_leaf);
     return result;
   }
 
@@ -209,8 +180,15 @@ class Tracer {
     else return h;
   }
 
+  /// A traced result leaf as a plain tensor; anything else as it is.
+  static constexpr auto plain_leaf = [](auto&& leaf) {
+    using L = std::remove_cvref_t<decltype(leaf)>;
+    if constexpr (is_recorder_tensor_v<L>) return at::Tensor(leaf.tensor());
+    else return leaf;
+  };
+
   template <class Out>
-  static void mark_outputs(detail::Session& s, const Out& out) {
+  static void mark_outputs(detail::Recording& rec, const Out& out) {
     std::size_t n = 0;
     auto count = [&n](const auto& leaf) {
       if constexpr (is_recorder_tensor_v<decltype(leaf)>) ++n;
@@ -219,10 +197,8 @@ class Tracer {
     std::size_t i = 0;
     auto visit = [&](const auto& leaf) {
       if constexpr (is_recorder_tensor_v<decltype(leaf)>) {
-        const NodeId src = detail::operand_node(s, leaf.tensor(), detail::Access::ref(leaf));
-        const NodeId o = detail::add_tensor_node(s, NodeKind::output, leaf.tensor(), {}, {}, 0,
-                                                 detail::indexed_name(s, "output", i++, n));
-        s.graph.add_edge(src, o);
+        const NodeId src = detail::operand_node(rec.session(), leaf.tensor(), detail::Access::ref(leaf));
+        rec.output(src, leaf.tensor(), i++, n);
       }
     };
     detail::for_each_leaf(out, visit);

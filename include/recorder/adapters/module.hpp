@@ -47,11 +47,11 @@ namespace detail {
 
 /// The nodes of the traced tensors among `args`, by TensorImpl: where the observer starts.
 template <class P, class... A>
-std::unordered_map<const void*, NodeId> known_tensors(const Session& s, const A&... args) {
-  std::unordered_map<const void*, NodeId> known;
+TensorNodes known_tensors(const Session& s, const A&... args) {
+  TensorNodes known;
   auto visit = [&](const auto& leaf) {
     if constexpr (std::is_same_v<std::remove_cvref_t<decltype(leaf)>, RecorderTensor<P>>)
-      if (s.owns(Access::ref(leaf))) known.emplace(leaf.tensor().unsafeGetTensorImpl(), leaf.node());
+      if (s.owns(Access::ref(leaf))) known.set(leaf.tensor(), leaf.node());
   };
   (for_each_leaf(args, visit), ...);
   return known;

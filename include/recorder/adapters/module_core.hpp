@@ -159,26 +159,6 @@ inline ModuleId module_id(Session& s, const torch::nn::Module& m, bool leaf) {
   return id;
 }
 
-/// Opens a call of module `m` consuming `inputs` (a leaf also gets edges input -> call).
-inline NodeId enter_call(Session& s, ModuleId m, std::span<const NodeId> inputs, bool leaf) {
-  const std::uint16_t depth = s.stack.empty() ? std::uint16_t{0} : s.depth();
-  const NodeId call = s.graph.add_module_call(m, s.parent(), depth,
-                                              std::vector<NodeId>(inputs.begin(), inputs.end()));
-  if (leaf)
-    for (NodeId in : inputs) s.graph.add_edge(in, call);
-  s.stack.push_back(call);
-  return call;
-}
-
-/// Closes module call `call` (it must be the innermost open one).
-inline void leave_call(Session& s, NodeId call) {
-  while (!s.stack.empty()) {
-    const NodeId top = s.stack.back();
-    s.stack.pop_back();
-    if (top == call) break;
-  }
-}
-
 /// Called inside a `catch` around a module's forward: marks the call failed, records where
 /// it failed (if no deeper op did), closes it and throws a `TraceError`.
 [[noreturn]] inline void fail_call(Session& s, NodeId call) {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace recorder {
 
@@ -25,6 +26,9 @@ struct Trace {
   std::uint64_t total_params = 0;      ///< every parameter of the model, shared ones once
   std::uint64_t trainable_params = 0;  ///< the part that requires grad
   std::optional<Failure> failure{};    ///< set when the forward threw
+  /// What the tracer warned about while recording (a frozen TorchScript model traced without
+  /// its modules, ...), in order; each was also passed to `TraceOptions::on_warning`.
+  std::vector<std::string> warnings{};
 
   bool complete() const noexcept { return !failure.has_value(); }
 };

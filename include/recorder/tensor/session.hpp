@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cstdint>
 #include <exception>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -22,6 +23,7 @@
 namespace recorder::detail {
 
 class Session;
+class OpTable;  // observe/ops.hpp
 
 /// Where a `RecorderTensor` points: a node of one particular session.
 struct NodeRef {
@@ -71,6 +73,9 @@ class Session {
   std::vector<NodeId> scratch;                           ///< reused input list of the op being recorded
   std::optional<Failure> failure;
   std::vector<CallHooks*> hooks;                         ///< capture policies of this forward
+  /// What the op observers know of each op overload (`observe/ops.hpp`), made on first use;
+  /// a front end may share one across its recordings.
+  std::shared_ptr<OpTable> op_table;
 
   /// A stable copy of `name` (one per distinct name in this session).
   std::string_view intern(std::string_view name) {
@@ -170,6 +175,26 @@ inline NodeId record_output(Session& s, NodeId producer, const at::Tensor& t) {
   const NodeId out = add_tensor_node(s, NodeKind::tensor, t, producer, s.parent(), s.depth());
   s.graph.add_edge(producer, out);
   return out;
+}
+
+/// Opens a call of module `m` consuming `inputs` (a leaf also gets edges input -> call).
+inline NodeId enter_call(Session& s, ModuleId m, std::span<const NodeId> inputs, bool leaf) {
+  const std::uint16_t depth = s.stack.empty() ? std::uint16_t{0} : s.depth();
+  const NodeId call = s.graph.add_module_call(m, s.parent(), depth,
+                                              std::vector<NodeId>(inputs.begin(), inputs.end()));
+  if (leaf)
+    for (NodeId in : inputs) s.graph.add_edge(in, call);
+  s.stack.push_back(call);
+  return call;
+}
+
+/// Closes module call `call` (it must be the innermost open one).
+inline void leave_call(Session& s, NodeId call) {
+  while (!s.stack.empty()) {
+    const NodeId top = s.stack.back();
+    s.stack.pop_back();
+    if (top == call) break;
+  }
 }
 
 /// The message of the exception being handled; call only inside a `catch`.
