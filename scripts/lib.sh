@@ -12,7 +12,8 @@ RECORDER_BUILD_DIR="${RECORDER_BUILD_DIR:-$RECORDER_ROOT/build}"
 RECORDER_BUILD_TYPE="${RECORDER_BUILD_TYPE:-Release}"
 
 RECORDER_PACKAGES=(cmake g++ libtorch-dev librange-v3-dev libboost-dev libboost-test-dev
-                   graphviz libgraphviz-dev libbenchmark-dev python3-torch)
+                   graphviz libgraphviz-dev libbenchmark-dev python3-torch
+                   python3-torchvision libcli11-dev)
 
 recorder_log() { printf '\033[1m[recorder]\033[0m %s\n' "$*" >&2; }
 recorder_die() { printf '[recorder] error: %s\n' "$*" >&2; exit 1; }

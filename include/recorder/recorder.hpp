@@ -31,4 +31,5 @@
 #include <recorder/capture/activations.hpp>
 #include <recorder/adapters/containers.hpp>
 #include <recorder/adapters/module.hpp>
+#include <recorder/script/load.hpp>
 #include <recorder/tracer.hpp>

@@ -6,6 +6,7 @@
 #include <recorder/front/recording.hpp>
 #include <recorder/graph/trace.hpp>
 #include <recorder/policies/recording.hpp>
+#include <recorder/script/run.hpp>
 #include <recorder/tensor/nested.hpp>
 #include <recorder/tensor/recorder_tensor.hpp>
 #include <recorder/tensor/session.hpp>
@@ -92,9 +93,9 @@ torch::nn::Module& module_of_holder(H& h) {
 /// auto y = trace.output;  // the forward's result, as plain tensors
 /// ```
 /// The model is a module holder whose forward is templated on its tensor type (or any
-/// holder `recorder::Module<H>` accepts). With `record::Off` nothing is recorded and the trace
-/// is empty. When the forward throws, `run` throws a `TraceError` naming the op and module,
-/// carrying the partial trace.
+/// holder `recorder::Module<H>` accepts), or a TorchScript model (`torch::jit::load`). With
+/// `record::Off` nothing is recorded and the trace is empty. When the forward throws, `run`
+/// throws a `TraceError` naming the op and module, carrying the partial trace.
 template <recording_policy... Ps>
 class Tracer {
  public:
@@ -117,6 +118,7 @@ class Tracer {
 
   /// Runs `model` once on `inputs` (tensors, or tuples/vectors of them) and returns the trace.
   template <class H, class... In>
+    requires(!std::same_as<std::remove_cvref_t<H>, torch::jit::Module>)
   auto run(H& model, const In&... inputs) {
     detail::Recording rec(detail::call_hooks_of(policy_));
     detail::Session& s = rec.session();
@@ -163,6 +165,42 @@ class Tracer {
     return result;
   }
 
+  /// Runs TorchScript model `model` (from `torch::jit::load` or `recorder::load_model`) once on
+  /// `inputs` (tensors, or anything a `c10::IValue` holds) and returns the trace; `output` is
+  /// what its `forward` returned.
+  ///
+  /// ```
+  /// auto m = torch::jit::load("resnet18.pt");
+  /// auto trace = recorder::Tracer<recorder::record::Graph>{}.run(m, torch::randn({1, 3, 224, 224}));
+  /// ```
+  /// The trace is the one the templated front end gives for the same architecture: module
+  /// calls with full paths (`layer1.0.conv1`), classes without TorchScript's mangling, depth,
+  /// depth-index labels and call indices; the aten ops of composite forwards (and of leaf
+  /// modules with `record::AtenOps`); tensors by identity; parameters. The tracer records a
+  /// private copy of the model that shares its parameters (made on the first run and kept by
+  /// the tracer: reuse a tracer to trace a model many times); the model itself is not changed.
+  template <class... In>
+    requires(std::constructible_from<c10::IValue, const In&> && ...)
+  Traced<c10::IValue> run(const torch::jit::Module& model, const In&... inputs) {
+    return run(model, std::vector<c10::IValue>{c10::IValue(inputs)...});
+  }
+
+  /// `run(model, inputs...)` with the inputs as a list.
+  Traced<c10::IValue> run(const torch::jit::Module& model, std::vector<c10::IValue> inputs) {
+    if constexpr (!policy_type::records_graph) {
+      return detail::script::run_plain(model, std::move(inputs), options_);
+    } else {
+      static_assert(detail::observer_usable || !std::is_same_v<policy_type, policy_type>,
+                    "recorder: tracing a TorchScript model needs NDEBUG: it reads each op's inputs "
+                    "from at::RecordFunction, whose layout differs without NDEBUG, and libtorch is "
+                    "built with NDEBUG (Debian 1.13). Build with -DNDEBUG (e.g. "
+                    "CMAKE_BUILD_TYPE=Release).");
+      if (!script_cache_) script_cache_ = std::make_shared<detail::script::ScriptCache>();
+      return detail::script::trace(*script_cache_, model, std::move(inputs), options_,
+                                   detail::call_hooks_of(policy_), record::observes_ops<policy_type>);
+    }
+  }
+
  private:
   template <class X>
   static std::size_t count_tensors(const X& x) {
@@ -206,6 +244,7 @@ class Tracer {
 
   TraceOptions options_;
   [[no_unique_address]] policy_type policy_{};
+  std::shared_ptr<detail::script::ScriptCache> script_cache_;  ///< instrumented TorchScript copies
 };
 
 }  // namespace recorder

@@ -1,6 +1,7 @@
 #pragma once
 /// The non-template core of the module adapters: naming modules, entering and leaving calls.
 
+#include <recorder/detail/text.hpp>
 #include <recorder/tensor/session.hpp>
 
 #include <torch/nn/module.h>
@@ -81,26 +82,6 @@ inline void describe_parameters(Session& s, const torch::nn::Module& m, ModuleIn
     info.params.push_back(std::move(pi));
   }
   std::tie(info.param_count, info.trainable_count) = count_parameters(s, m);
-}
-
-/// "[3, 3]" for a kernel of every size.
-template <class Sizes>
-std::string sizes_string(const Sizes& sizes) {
-  std::string s = "[";
-  for (std::size_t i = 0; i < sizes.size(); ++i) {
-    if (i != 0) s += ", ";
-    s += std::to_string(sizes[i]);
-  }
-  return s + "]";
-}
-
-/// A pooling kernel: "3" when square (torchinfo shows the int a Python user passes), else
-/// "[3, 2]".
-template <class Sizes>
-std::string pool_kernel_string(const Sizes& sizes) {
-  for (std::size_t i = 1; i < sizes.size(); ++i)
-    if (sizes[i] != sizes[0]) return sizes_string(sizes);
-  return sizes.size() == 0 ? std::string("[]") : std::to_string(sizes[0]);
 }
 
 /// Fills `info.attributes` with torchinfo's `kernel_size` and `groups` where `m` has them

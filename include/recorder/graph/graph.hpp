@@ -171,6 +171,10 @@ class Graph {
   }
   void set_failed(NodeId id, bool failed = true) { nodes_.at(id.value).failed = failed; }
   void set_leaf(ModuleId m, bool leaf) { modules_.at(m.value).leaf = leaf; }
+  /// Adds a display attribute to module `m` (`{"kernel_size", "3"}`), learnt while it ran.
+  void add_attribute(ModuleId m, std::string key, std::string value) {
+    modules_.at(m.value).attributes.emplace_back(std::move(key), std::move(value));
+  }
   void set_tensor_name(NodeId id, std::string_view name) {
     const Node& n = node(id);
     if (!is_tensor_kind(n.kind)) throw std::invalid_argument("recorder::Graph: not a tensor node");

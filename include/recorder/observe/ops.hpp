@@ -41,6 +41,7 @@ struct OpInfo {
   bool tensor_returns = true;   ///< it returns a tensor (or a list or optional of them)
   std::uint32_t arguments = 0;  ///< the schema's arity: an event's inputs are its last ones
   std::uint32_t returns = 0;    ///< the schema's outputs: an event's outputs are its last ones
+  std::int32_t kernel_size = -1;  ///< the index of an argument named `kernel_size` (poolings)
 };
 
 /// `OpInfo`s by op overload. An event's `name()` is its schema's name and stays the same
@@ -64,6 +65,8 @@ class OpTable {
     if (auto schema = fn.operator_schema()) {
       info.has_schema = true;
       info.arguments = static_cast<std::uint32_t>(schema->arguments().size());
+      for (std::size_t i = 0; i < schema->arguments().size(); ++i)
+        if (schema->arguments()[i].name() == "kernel_size") info.kernel_size = static_cast<std::int32_t>(i);
       info.returns = static_cast<std::uint32_t>(schema->returns().size());
       info.tensor_returns = false;
       for (const c10::Argument& r : schema->returns()) {

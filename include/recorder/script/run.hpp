@@ -1,0 +1,492 @@
+#pragma once
+/// Tracing one forward of a TorchScript model: the module calls its markers report, the aten ops
+/// an `at::RecordFunction` observer sees between them, wired by tensor identity, recorded into
+/// the same graph the templated front end builds.
+
+#include <recorder/detail/text.hpp>
+#include <recorder/error.hpp>
+#include <recorder/front/recording.hpp>
+#include <recorder/observe/ops.hpp>
+#include <recorder/script/instrument.hpp>
+#include <recorder/tensor/session.hpp>
+
+#include <ATen/record_function.h>
+#include <c10/util/Exception.h>
+#include <ATen/core/grad_mode.h>
+#include <torch/csrc/jit/api/module.h>
+#include <torch/csrc/jit/runtime/graph_executor.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+namespace recorder::detail::script {
+
+/// The ints of an int, an int list or a tuple of ints (a kernel size, as a module or op holds it).
+inline std::vector<std::int64_t> ints_of(const c10::IValue& v) {
+  std::vector<std::int64_t> xs;
+  if (v.isInt()) xs.push_back(v.toInt());
+  else if (v.isIntList()) xs = v.toIntVector();
+  else if (v.isTuple())
+    for (const c10::IValue& e : v.toTupleRef().elements())
+      if (e.isInt()) xs.push_back(e.toInt());
+  return xs;
+}
+
+/// True for the classes torchinfo shows a pooling kernel for.
+inline bool is_pooling(std::string_view class_name) {
+  return class_name.find("MaxPool") != std::string_view::npos ||
+         (class_name.find("AvgPool") != std::string_view::npos &&
+          class_name.find("Adaptive") == std::string_view::npos);
+}
+
+/// Parameters below module `m` (all, trainable), each registration counted, memoized by object.
+inline std::pair<std::uint64_t, std::uint64_t> count_parameters(Session& s, const torch::jit::Module& m) {
+  const void* key = m._ivalue().get();
+  if (auto it = s.param_counts.find(key); it != s.param_counts.end()) return it->second;
+  std::pair<std::uint64_t, std::uint64_t> n{0, 0};
+  for (const at::Tensor& p : m.parameters(/*recurse=*/false)) {
+    n.first += static_cast<std::uint64_t>(p.numel());
+    if (p.requires_grad()) n.second += static_cast<std::uint64_t>(p.numel());
+  }
+  for (const torch::jit::Module& child : m.children()) {
+    const auto c = count_parameters(s, child);
+    n.first += c.first;
+    n.second += c.second;
+  }
+  s.param_counts.emplace(key, n);
+  return n;
+}
+
+/// The `ModuleInfo` of module object `m`, described by `e`, first called with `inputs`:
+/// parameters, their recursive counts, and torchinfo's `kernel_size` and `groups` for
+/// convolutions and poolings (from the class constants of a scripted module, or from the weight
+/// and the input of a traced one, whose classes keep no constants).
+inline ModuleInfo describe_module(Session& s, const torch::jit::Module& m, const ModuleEntry& e,
+                                  std::span<const at::Tensor> inputs) {
+  ModuleInfo info;
+  info.path = e.path;
+  info.class_name = e.class_name;
+  info.leaf = e.leaf;
+  const auto dot = info.path.rfind('.');
+  info.name = info.path.empty() ? info.class_name
+                                : (dot == std::string::npos ? info.path : info.path.substr(dot + 1));
+  for (const auto& p : m.named_parameters(/*recurse=*/false)) {
+    ParamInfo pi;
+    pi.name = p.name;
+    const auto sizes = p.value.sizes();
+    pi.shape.assign(sizes.begin(), sizes.end());
+    pi.numel = static_cast<std::uint64_t>(p.value.numel());
+    pi.trainable = p.value.requires_grad();
+    info.params.push_back(std::move(pi));
+  }
+  std::tie(info.param_count, info.trainable_count) = count_parameters(s, m);
+
+  const c10::ClassType& type = *m.type();
+  const bool conv = info.class_name.find("Conv") != std::string::npos;
+  if (!conv && !is_pooling(info.class_name)) return info;
+  if (type.hasConstant("kernel_size")) {
+    const std::vector<std::int64_t> k = ints_of(type.getConstant("kernel_size"));
+    info.attributes.emplace_back("kernel_size", conv ? sizes_string(k) : pool_kernel_string(k));
+    if (conv && type.hasConstant("groups"))
+      info.attributes.emplace_back("groups", std::to_string(type.getConstant("groups").toInt()));
+    return info;
+  }
+  if (!conv || !m.hasattr("weight")) return info;  // a traced pooling: its op tells (`Run::on_start`)
+  const at::Tensor w = m.attr("weight").toTensor();  // [C_out, C_in / groups, k...] (transposed: C_in first)
+  if (w.dim() < 3) return info;
+  info.attributes.emplace_back("kernel_size", sizes_string(w.sizes().slice(2)));
+  if (!inputs.empty() && inputs[0].defined() && inputs[0].dim() >= 2 && w.size(1) > 0 &&
+      info.class_name.find("Transpose") == std::string::npos) {
+    const std::int64_t channels = inputs[0].dim() + 1 == w.dim() ? inputs[0].size(0) : inputs[0].size(1);
+    info.attributes.emplace_back("groups", std::to_string(channels / w.size(1)));
+  }
+  return info;
+}
+
+/// Rebuilds `v` with its tensors, in `for_each_tensor` order, replaced by `ts`.
+inline c10::IValue with_tensors(const c10::IValue& v, std::span<const at::Tensor> ts, std::size_t& i) {
+  if (v.isTensor()) return v.toTensor().defined() && i < ts.size() ? c10::IValue(ts[i++]) : v;
+  if (v.isTensorList()) {
+    c10::List<at::Tensor> out;
+    for (const at::Tensor& t : v.toTensorList().vec()) out.push_back(t.defined() && i < ts.size() ? ts[i++] : t);
+    return out;
+  }
+  if (v.isList()) {
+    const c10::List<c10::IValue> in = v.toList();
+    c10::impl::GenericList out(in.elementType());
+    for (const c10::IValue& e : in.vec()) out.push_back(with_tensors(e, ts, i));
+    return out;
+  }
+  if (v.isTuple()) {
+    const auto& tuple = v.toTupleRef();
+    std::vector<c10::IValue> elements;
+    for (const c10::IValue& e : tuple.elements()) elements.push_back(with_tensors(e, ts, i));
+    if (tuple.type()->schema()) return c10::ivalue::Tuple::createNamed(std::move(elements), tuple.type());
+    return c10::ivalue::Tuple::create(std::move(elements));
+  }
+  return v;
+}
+
+/// The message of an error the TorchScript interpreter rethrew: the original error's text,
+/// without the interpreter's preamble and traceback ("RuntimeError: " dropped too).
+inline std::string interpreter_message(std::string what) {
+  if (what.find("The following operation failed in the TorchScript interpreter") == std::string::npos)
+    return what;
+  std::size_t at = 0;
+  while (at < what.size()) {
+    const std::size_t end = what.find('\n', at);
+    const std::string_view line(what.data() + at, (end == std::string::npos ? what.size() : end) - at);
+    const std::size_t colon = line.find(": ");
+    if (!line.empty() && line[0] != ' ' && colon != std::string_view::npos && colon > 5 &&
+        (line.substr(colon - 5, 5) == "Error" || line.substr(0, colon).find("Exception") != std::string_view::npos) &&
+        line.substr(0, colon).find(' ') == std::string_view::npos) {
+      std::string rest = what.substr(at + colon + 2);
+      while (!rest.empty() && (rest.back() == '\n' || rest.back() == ' ')) rest.pop_back();
+      return rest;
+    }
+    if (end == std::string::npos) break;
+    at = end + 1;
+  }
+  return what;
+}
+
+/// One traced forward of an instrumented model on this thread: receives its markers, observes
+/// its ops, and knows which call failed.
+class Run final : public MarkerSink {
+ public:
+  Run(Session& s, Instrumented& model, bool observe_leaves)
+      : session_(s), model_(model), observe_leaves_(observe_leaves), previous_(current_sink()) {
+    ops_.session = &s;
+    ops_.table = model.op_table().get();
+    ops_.nodes.reserve(256);
+    current_sink() = this;
+    current_run() = this;
+    handle_ = at::addThreadLocalCallback(at::RecordFunctionCallback(&on_start, &on_end)
+                                             .needsInputs(true)
+                                             .needsOutputs(true)
+                                             .scopes({at::RecordScope::FUNCTION}));
+  }
+  ~Run() {
+    at::removeCallback(handle_);
+    current_run() = nullptr;
+    current_sink() = previous_;
+  }
+  Run(const Run&) = delete;
+  Run& operator=(const Run&) = delete;
+
+  /// Where tensors come from: inputs are added here before the forward runs.
+  TensorNodes& nodes() noexcept { return ops_.nodes; }
+  /// The node of tensor `t` as an operand (seen, or a new parameter or constant node).
+  NodeId operand(const at::Tensor& t) { return ops_.operand(t); }
+
+  void enter(const c10::IValue& self, const c10::IValue& args) override {
+    Suspend pause(*this);
+    const c10::ivalue::Object* object = &self.toObjectRef();
+    if (!frames_.empty() && frames_.back().object == object) {  // a traced module's forward calling forward1
+      Frame f = frames_.back();
+      f.transparent = true;
+      f.inputs.clear();
+      frames_.push_back(std::move(f));
+      return;
+    }
+    try {
+      Frame f;
+      f.object = object;
+      for_each_tensor(args, [&f](const at::Tensor& t) { f.inputs.push_back(t); });
+      std::vector<NodeId> in;
+      for (const at::Tensor& t : f.inputs) in.push_back(ops_.operand(t));
+      const ModuleEntry fallback{"(unregistered " + class_name_of(self.toObjectRef().type()) + ")",
+                                 class_name_of(self.toObjectRef().type()), true};
+      const ModuleEntry* e = model_.entry(object);
+      if (e == nullptr) e = &fallback;
+      f.leaf = e->leaf;
+      f.module = module_id(self, *e, f.inputs);
+      f.call = enter_call(session_, f.module, in, f.leaf);
+      if (is_pooling(e->class_name)) {
+        f.wants_kernel = true;
+        for (const auto& [key, value] : session_.graph.module(f.module).attributes)
+          f.wants_kernel = f.wants_kernel && key != "kernel_size";
+      }
+      frames_.push_back(std::move(f));
+      const Frame& top = frames_.back();
+      for (CallHooks* h : session_.hooks) h->enter(session_.graph, top.call, top.inputs);
+    } catch (...) {
+      stash_failure();
+      throw;
+    }
+  }
+
+  c10::IValue leave(const c10::IValue&, c10::IValue out) override {
+    Suspend pause(*this);
+    if (frames_.empty()) return out;
+    if (frames_.back().transparent) {
+      frames_.pop_back();
+      return out;
+    }
+    try {
+      Frame& f = frames_.back();
+      std::vector<at::Tensor> outs;
+      for_each_tensor(out, [&outs](const at::Tensor& t) { outs.push_back(t); });
+      std::vector<NodeId> nodes;
+      nodes.reserve(outs.size());
+      if (f.leaf) {
+        leave_call(session_, f.call);
+        for (const at::Tensor& t : outs) {
+          NodeId n = observe_leaves_ ? produced_in(t, f.call) : NodeId{};
+          if (!n.valid()) n = record_output(session_, f.call, t);
+          ops_.nodes.set(t, n);
+          nodes.push_back(n);
+        }
+      } else {
+        for (const at::Tensor& t : outs) nodes.push_back(ops_.operand(t));
+      }
+      session_.graph.set_call_outputs(f.call, nodes);
+      if (!session_.hooks.empty()) {
+        std::vector<at::Tensor> replaced = outs;
+        for (CallHooks* h : session_.hooks) h->leave(session_.graph, f.call, f.inputs, replaced);
+        bool changed = false;
+        for (std::size_t i = 0; i < outs.size(); ++i) {
+          if (replaced[i].is_same(outs[i])) continue;
+          changed = true;
+          ops_.nodes.set(replaced[i], nodes[i]);  // the graph keeps the recorded node
+        }
+        if (changed) {
+          std::size_t i = 0;
+          out = with_tensors(out, replaced, i);
+        }
+      }
+      if (!f.leaf) leave_call(session_, f.call);
+      frames_.pop_back();
+      return out;
+    } catch (...) {
+      stash_failure();
+      throw;
+    }
+  }
+
+  /// Called inside a `catch` around the forward: where it failed (the op that threw, the
+  /// innermost open call), every open call marked failed and closed. Throws the `TraceError`,
+  /// with the original exception nested (an error of the recording itself, such as a
+  /// `CaptureError`, rather than the interpreter's copy of it).
+  [[noreturn]] void fail(Recording& rec, ModelFacts facts) {
+    Failure f;
+    std::exception_ptr original = stashed_;
+    if (stashed_failure_) {
+      f = *stashed_failure_;
+    } else {
+      f = describe_failure(session_, ops_.failed_op, interpreter_message(current_exception_message()));
+      original = std::current_exception();
+    }
+    for (const Frame& frame : frames_)
+      if (!frame.transparent) session_.graph.set_failed(frame.call);
+    session_.stack.clear();
+    frames_.clear();
+    if (!session_.failure) session_.failure = f;
+    try {
+      std::rethrow_exception(original);
+    } catch (...) {
+      try {
+        std::throw_with_nested(TraceError(std::move(f)));
+      } catch (TraceError& e) {
+        rec.fail(e, std::move(facts));
+        throw;
+      }
+    }
+  }
+
+ private:
+  struct Frame {
+    const c10::ivalue::Object* object = nullptr;
+    NodeId call;
+    bool leaf = false;
+    bool transparent = false;  ///< a traced module's `forward` calling its own `forward1`
+    /// A pooling without its kernel size (a traced module keeps no constants): the first op
+    /// inside with a `kernel_size` argument tells it.
+    bool wants_kernel = false;
+    ModuleId module;
+    std::vector<at::Tensor> inputs;
+  };
+
+  /// RAII: inside a marker, the ops the recording itself runs are not the model's.
+  struct Suspend {
+    explicit Suspend(Run& r) : run(r) { ++run.suspended_; }
+    ~Suspend() { --run.suspended_; }
+    Run& run;
+  };
+
+  static Run*& current_run() noexcept {
+    thread_local Run* run = nullptr;
+    return run;
+  }
+
+  static std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
+    Run* r = current_run();
+    if (r == nullptr || r->suspended_ > 0) return nullptr;
+    const OpInfo& info = r->ops_.table->of(fn);
+    if (info.ours) return nullptr;
+    if (r->ops_.depth++ > 0 || r->frames_.empty()) return nullptr;
+    Frame& top = r->frames_.back();
+    if (top.wants_kernel && info.kernel_size >= 0) r->learn_kernel(top, fn, info);
+    if ((top.leaf && !r->observe_leaves_) || !info.tensor_returns) r->ops_.watch(info);
+    else r->ops_.begin(fn, info);
+    return nullptr;
+  }
+
+  static void on_end(const at::RecordFunction& fn, at::ObserverContext*) {
+    Run* r = current_run();
+    if (r == nullptr || r->suspended_ > 0) return;
+    if (r->ops_.table->of(fn).ours) return;
+    if (--r->ops_.depth > 0) return;
+    r->ops_.end(fn);
+  }
+
+  /// A pooling's kernel size, from the `kernel_size` argument of op `fn` run inside it.
+  void learn_kernel(Frame& f, const at::RecordFunction& fn, const OpInfo& info) {
+    f.wants_kernel = false;
+    const auto args = own_values(fn.inputs(), info, info.arguments);
+    if (static_cast<std::size_t>(info.kernel_size) >= args.size()) return;
+    const std::vector<std::int64_t> k = ints_of(args[static_cast<std::size_t>(info.kernel_size)]);
+    if (!k.empty()) session_.graph.add_attribute(f.module, "kernel_size", pool_kernel_string(k));
+  }
+
+  ModuleId module_id(const c10::IValue& self, const ModuleEntry& e, std::span<const at::Tensor> inputs) {
+    const void* key = &self.toObjectRef();
+    if (auto it = session_.modules.find(key); it != session_.modules.end()) return it->second;
+    const torch::jit::Module m(self.toObject());
+    const ModuleId id = session_.graph.add_module(describe_module(session_, m, e, inputs));
+    session_.modules.emplace(key, id);
+    session_.module_objects.push_back(key);
+    return id;
+  }
+
+  /// The node an op recorded inside leaf call `call` made for `t`, if any.
+  NodeId produced_in(const at::Tensor& t, NodeId call) const {
+    const NodeId n = ops_.nodes.find(t);
+    return n.valid() && session_.graph.node(n).parent == call ? n : NodeId{};
+  }
+
+  /// Inside a `catch` in a marker: keeps the exception (the interpreter rethrows a copy that
+  /// loses its type) and where the recording stood.
+  void stash_failure() {
+    if (stashed_) return;
+    stashed_ = std::current_exception();
+    stashed_failure_ = describe_failure(session_, "", current_exception_message());
+  }
+
+  Session& session_;
+  Instrumented& model_;
+  bool observe_leaves_;
+  MarkerSink* previous_;
+  ObservedOps ops_;
+  std::vector<Frame> frames_;
+  int suspended_ = 0;
+  std::exception_ptr stashed_;
+  std::optional<Failure> stashed_failure_;
+  at::CallbackHandle handle_ = 0;
+};
+
+/// Every parameter of `model` once (tied ones once), and its class.
+inline ModelFacts model_facts(const torch::jit::Module& model, const Instrumented* copy) {
+  ModelFacts facts;
+  facts.class_name = class_name_of(model.type());
+  std::unordered_set<const void*> seen;
+  for (const at::Tensor& p : model.parameters(/*recurse=*/true)) {
+    if (!seen.insert(p.unsafeGetTensorImpl()).second) continue;
+    facts.total_params += static_cast<std::uint64_t>(p.numel());
+    if (p.requires_grad()) facts.trainable_params += static_cast<std::uint64_t>(p.numel());
+  }
+  if (copy != nullptr) facts.warnings = copy->warnings();
+  return facts;
+}
+
+/// RAII: sets a TorchScript model's train/eval flags (per module) and restores them.
+class ScriptModeGuard {
+ public:
+  ScriptModeGuard(const torch::jit::Module& m, Mode mode) {
+    if (mode == Mode::keep) return;
+    for (const auto& item : m.named_modules()) {
+      const auto object = item.value._ivalue();
+      if (const auto slot = object->type()->findAttributeSlot("training")) {
+        saved_.emplace_back(object, object->getSlot(*slot));
+        object->setSlot(*slot, mode == Mode::train);
+      }
+    }
+  }
+  ~ScriptModeGuard() {
+    for (const auto& [object, value] : saved_)
+      object->setSlot(*object->type()->findAttributeSlot("training"), value);
+  }
+  ScriptModeGuard(const ScriptModeGuard&) = delete;
+  ScriptModeGuard& operator=(const ScriptModeGuard&) = delete;
+
+ private:
+  std::vector<std::pair<c10::intrusive_ptr<c10::ivalue::Object>, c10::IValue>> saved_;
+};
+
+/// Runs `model` on `inputs` without recording (`record::Off`).
+inline Traced<c10::IValue> run_plain(const torch::jit::Module& model, std::vector<c10::IValue> inputs,
+                                     const TraceOptions& options) {
+  ScriptModeGuard mode(model, options.mode);
+  std::optional<at::NoGradGuard> no_grad;
+  if (options.no_grad) no_grad.emplace();
+  Traced<c10::IValue> result;
+  result.output = torch::jit::Module(model).forward(std::move(inputs));
+  return result;
+}
+
+/// Traces one forward of TorchScript `model` on `inputs` (see `Tracer::run`): its instrumented
+/// copy from `cache` runs without graph optimization (`GraphOptimizerEnabledGuard`, this
+/// thread only), so what is recorded is the model's code as written — no inlining, fusion,
+/// autodiff subgraphs or constant folding — with ops inside leaf modules recorded only when
+/// `observe_leaves` (`record::AtenOps`).
+inline Traced<c10::IValue> trace(ScriptCache& cache, const torch::jit::Module& model,
+                                 std::vector<c10::IValue> inputs, const TraceOptions& options,
+                                 std::vector<CallHooks*> hooks, bool observe_leaves) {
+  Instrumented& copy = cache.get(model);
+  for (const std::string& w : copy.warnings())
+    if (options.on_warning) options.on_warning(w);
+  if (options.mode == Mode::keep) copy.set_training(std::nullopt);
+  else copy.set_training(options.mode == Mode::train);
+
+  Recording rec(std::move(hooks));
+  Session& s = rec.session();
+  s.op_table = copy.op_table();
+  Run run(s, copy, observe_leaves);
+  std::size_t count = 0;
+  for (const c10::IValue& v : inputs) for_each_tensor(v, [&count](const at::Tensor&) { ++count; });
+  std::size_t index = 0;
+  for (const c10::IValue& v : inputs)
+    for_each_tensor(v, [&](const at::Tensor& t) { run.nodes().set(t, rec.input(t, index++, count)); });
+
+  c10::IValue out;
+  {
+    std::optional<at::NoGradGuard> no_grad;
+    if (options.no_grad) no_grad.emplace();
+    torch::jit::GraphOptimizerEnabledGuard as_written(false);
+    try {
+      out = copy.copy().forward(std::move(inputs));
+    } catch (...) {
+      run.fail(rec, model_facts(model, &copy));
+    }
+  }
+  rec.end();
+  count = 0;
+  for_each_tensor(out, [&count](const at::Tensor&) { ++count; });
+  index = 0;
+  for_each_tensor(out, [&](const at::Tensor& t) { rec.output(run.operand(t), t, index++, count); });
+  Traced<c10::IValue> result;
+  rec.finish(result, model_facts(model, &copy));
+  result.output = std::move(out);
+  return result;
+}
+
+}  // namespace recorder::detail::script
