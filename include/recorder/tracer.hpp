@@ -190,11 +190,6 @@ class Tracer {
     if constexpr (!policy_type::records_graph) {
       return detail::script::run_plain(model, std::move(inputs), options_);
     } else {
-      static_assert(detail::observer_usable || !std::is_same_v<policy_type, policy_type>,
-                    "recorder: tracing a TorchScript model needs NDEBUG: it reads each op's inputs "
-                    "from at::RecordFunction, whose layout differs without NDEBUG, and libtorch is "
-                    "built with NDEBUG (Debian 1.13). Build with -DNDEBUG (e.g. "
-                    "CMAKE_BUILD_TYPE=Release).");
       if (!script_cache_) script_cache_ = std::make_shared<detail::script::ScriptCache>();
       return detail::script::trace(*script_cache_, model, std::move(inputs), options_,
                                    detail::call_hooks_of(policy_), record::observes_ops<policy_type>);

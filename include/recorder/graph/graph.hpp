@@ -111,6 +111,22 @@ class Graph {
 
   Graph() : strings_(std::make_shared<std::deque<std::string>>()) {}
 
+  /// How big a graph is, for `reserve`: a front end that records the same model again can make
+  /// room for it up front.
+  struct Capacity {
+    std::size_t nodes = 0, edges = 0, tensors = 0, dims = 0, functions = 0;
+  };
+  Capacity capacity_used() const noexcept {
+    return {nodes_.size(), edges_.size(), tensors_.size(), dims_.size(), functions_.size()};
+  }
+  void reserve(const Capacity& c) {
+    nodes_.reserve(c.nodes);
+    edges_.reserve(c.edges);
+    tensors_.reserve(c.tensors);
+    dims_.reserve(c.dims);
+    functions_.reserve(c.functions);
+  }
+
   // ---- appending -------------------------------------------------------------------
 
   /// Adds a tensor node; `dtype`, `device` and `name` must outlive the graph (use `intern`).

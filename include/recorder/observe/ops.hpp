@@ -9,6 +9,7 @@
 #include <ATen/core/function_schema.h>
 #include <ATen/core/ivalue.h>
 #include <ATen/record_function.h>
+#include <c10/util/flat_hash_map.h>
 #include <c10/util/intrusive_ptr.h>
 
 #include <cstddef>
@@ -106,6 +107,7 @@ class TensorNodes {
     map_.emplace(impl, Entry{n, Weak(t.getIntrusivePtr())});
   }
   void reserve(std::size_t n) { map_.reserve(n); }
+  std::size_t size() const noexcept { return map_.size(); }
   void clear() noexcept { map_.clear(); }
 
  private:
@@ -114,7 +116,7 @@ class TensorNodes {
     NodeId node;
     Weak keep;
   };
-  std::unordered_map<const c10::TensorImpl*, Entry> map_;
+  ska::flat_hash_map<const c10::TensorImpl*, Entry> map_;  // open addressing: no node per tensor
 };
 
 /// Calls `f(tensor)` for every defined tensor in `v` (tensors, lists, tuples, optionals), in order.
@@ -140,30 +142,53 @@ inline c10::ArrayRef<const c10::IValue> own_values(c10::ArrayRef<const c10::IVal
   return all.slice(all.size() - n);
 }
 
-/// The outermost op of the event being observed on one thread, and where its tensors come from.
-///
-/// `begin` reads the op's inputs (the only place libtorch offers them), `end` records it: a
-/// function node under the session's innermost open call, edges from its inputs' nodes, a
-/// tensor node per tensor output. An op that throws is not recorded; its name is kept in
-/// `failed_op`. Ops nested in the outermost one are the caller's to skip (`depth`).
-struct ObservedOps {
+/// Records ops into a session as function nodes, wiring them by tensor identity: the core
+/// every op observer shares (an `at::RecordFunction` one, TorchScript's graph markers).
+struct OpRecorder {
   Session* session = nullptr;
   TensorNodes nodes;
-  OpTable* table = nullptr;
-  int depth = 0;                  ///< nesting of the events being observed
-  const OpInfo* op = nullptr;     ///< the outermost op in flight, or null
-  bool recording = false;         ///< `op` is recorded (else only watched for a failure)
-  std::vector<NodeId> inputs;     ///< its inputs' nodes
-  int uncaught = 0;               ///< `std::uncaught_exceptions()` when it started
-  std::string failed_op;          ///< the first outermost op that threw, if any
-  /// Interned names of the ops recorded in this session, by `OpInfo`.
-  std::unordered_map<const OpInfo*, std::string_view> names;
+  std::vector<NodeId> inputs;  ///< scratch: the inputs of the op being recorded
 
   /// The node of tensor `t` as an operand: seen before, or a new parameter or constant node.
   NodeId operand(const at::Tensor& t) {
     if (const NodeId n = nodes.find(t); n.valid()) return n;
     return operand_node(*session, t, NodeRef{});
   }
+
+  /// Puts the nodes of the tensors in `values` into `inputs` (after what is there).
+  void add_inputs(c10::ArrayRef<const c10::IValue> values) {
+    for (const c10::IValue& v : values)
+      for_each_tensor(v, [this](const at::Tensor& t) { inputs.push_back(operand(t)); });
+  }
+
+  /// Records op `name` consuming `inputs`, producing the tensors in `outputs`: a function node
+  /// under the innermost open call, a tensor node per output. Records nothing when no tensor
+  /// comes out. Returns the function node (or an invalid id).
+  NodeId record(std::string_view name, bool inplace, c10::ArrayRef<const c10::IValue> outputs) {
+    bool any = false;
+    for (const c10::IValue& v : outputs) for_each_tensor(v, [&any](const at::Tensor&) { any = true; });
+    if (!any) return {};
+    const NodeId node = record_function(*session, name, inputs, inplace);
+    for (const c10::IValue& v : outputs)
+      for_each_tensor(v, [&](const at::Tensor& t) { nodes.set(t, record_output(*session, node, t)); });
+    return node;
+  }
+};
+
+/// The outermost op of the `at::RecordFunction` event being observed on one thread.
+///
+/// `begin` reads the op's inputs (the only place libtorch offers them), `end` records it. An op
+/// that throws is not recorded; its name is kept in `failed_op`. Ops nested in the outermost
+/// one are the caller's to skip (`depth`).
+struct ObservedOps : OpRecorder {
+  OpTable* table = nullptr;
+  int depth = 0;                  ///< nesting of the events being observed
+  const OpInfo* op = nullptr;     ///< the outermost op in flight, or null
+  bool recording = false;         ///< `op` is recorded (else only watched for a failure)
+  int uncaught = 0;               ///< `std::uncaught_exceptions()` when it started
+  std::string failed_op;          ///< the first outermost op that threw, if any
+  /// Interned names of the ops recorded in this session, by `OpInfo`.
+  std::unordered_map<const OpInfo*, std::string_view> names;
 
   /// Starts watching op `info` (an outermost one) without recording it: if it throws, its name
   /// becomes `failed_op`.
@@ -178,8 +203,7 @@ struct ObservedOps {
     watch(info);
     recording = true;
     inputs.clear();
-    for (const c10::IValue& v : own_values(fn.inputs(), info, info.arguments))
-      for_each_tensor(v, [this](const at::Tensor& t) { inputs.push_back(operand(t)); });
+    add_inputs(own_values(fn.inputs(), info, info.arguments));
   }
 
   /// Ends the op begun last: records it, or notes that it threw. Returns its function node
@@ -194,14 +218,8 @@ struct ObservedOps {
     }
     if (!recording) return {};
     const std::vector<c10::IValue>& all = fn.outputs();
-    const auto outputs = own_values(c10::ArrayRef<const c10::IValue>(all.data(), all.size()), *info, info->returns);
-    bool any = false;
-    for (const c10::IValue& v : outputs) for_each_tensor(v, [&any](const at::Tensor&) { any = true; });
-    if (!any) return {};
-    const NodeId node = record_function(*session, name_of(*info), inputs, info->inplace);
-    for (const c10::IValue& v : outputs)
-      for_each_tensor(v, [&](const at::Tensor& t) { nodes.set(t, record_output(*session, node, t)); });
-    return node;
+    return record(name_of(*info), info->inplace,
+                  own_values(c10::ArrayRef<const c10::IValue>(all.data(), all.size()), *info, info->returns));
   }
 
   std::string_view name_of(const OpInfo& info) {

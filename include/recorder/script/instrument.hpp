@@ -1,49 +1,70 @@
 #pragma once
 /// A private, instrumented copy of a TorchScript model: every module forward brackets itself
-/// with `recorder::enter` and `recorder::leave`, so a traced run sees each module call — which
-/// object, its arguments, its result — and may replace the result.
+/// with `recorder::enter` and `recorder::leave`, and every op reports itself with a
+/// `recorder::opN` marker, so a traced run sees each module call (which object, its arguments,
+/// its result, which it may replace) and each op (its tensors in and out).
 ///
 /// How (measured on libtorch 1.13.1): the model is cloned with its parameters shared
 /// (`Module::clone(/*inplace=*/true)` copies the class types and their method graphs, so the
-/// user's model and its compiled plans are never touched), and each class's `forward` — and a
-/// traced module's `forward1`, `forward2`, ..., its later calls — gets, in its own graph,
+/// user's model and its compiled plans are never touched). Each class's `forward` — and a traced
+/// module's `forward1`, `forward2`, ..., its later calls, and the overloads `forward__0`, ... —
+/// gets, in its own graph,
 ///
-///     recorder::enter(self, (arguments...))           first
+///     recorder::enter(self, arguments...)             first
 ///     %r = recorder::leave(self, %result) : Any       last, then prim::unchecked_cast to the
 ///                                                     result's type, which the method returns
 ///
-/// Both ops have conservative alias analysis: they are barriers nothing moves across. Because
-/// the markers sit in the callee and name `self`, a module's full path is found by object
-/// identity (`named_modules()`), whatever the call site (a `ModuleList` loop, `self.holder.inner`,
-/// a module called twice).
+/// Then the copy's `forward` is inlined (to a fixed point, without any optimization pass), so
+/// the whole model is one graph of the clone's own; the brackets stay, lexically nested as the
+/// calls will be. After every dispatcher op with a tensor result comes
+///
+///     recorder::op[site](tensor inputs..., tensor outputs...)
+///
+/// (`site`, a node attribute, indexes `Instrumented::sites`), except inside leaf modules unless
+/// their ops are wanted (`record::AtenOps`). The markers are interpreter operators with
+/// conservative alias analysis: barriers nothing moves across, never removed as dead code. A module's full path is found by object identity
+/// (`named_modules()`), whatever the call site (a `ModuleList` loop, `self.holder.inner`, a
+/// module called twice). Observing ops in the graph costs one interpreter call per op (~600
+/// instructions), where `at::RecordFunction` fired ~4.7 events per interpreter op (~0.65 us
+/// before recording anything, on a chain of tiny ops).
 
+#include <recorder/graph/graph.hpp>
 #include <recorder/observe/ops.hpp>
 
-#include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/ivalue.h>
 #include <torch/csrc/jit/api/function_impl.h>
 #include <torch/csrc/jit/api/module.h>
 #include <torch/csrc/jit/ir/ir.h>
-#include <torch/library.h>
+#include <torch/csrc/jit/passes/inliner.h>
+#include <torch/csrc/jit/runtime/custom_operator.h>
+#include <torch/csrc/jit/runtime/graph_executor.h>
+#include <torch/csrc/jit/runtime/operator.h>
 
 #include <cstddef>
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <type_traits>
 #include <unordered_set>
 #include <utility>
 #include <vector>
 
 namespace recorder::detail::script {
 
-/// What the boxed kernels of the markers call: the recording in progress on this thread.
+/// What the markers call: the recording in progress on this thread.
 class MarkerSink {
  public:
-  virtual void enter(const c10::IValue& self, const c10::IValue& args) = 0;
+  /// Module object `self` is called with `args` (its forward's arguments after `self`).
+  virtual void enter(const c10::IValue& self, c10::ArrayRef<const c10::IValue> args) = 0;
+  /// Module object `self` returns `out`; the sink may return another value in its place.
   virtual c10::IValue leave(const c10::IValue& self, c10::IValue out) = 0;
+  /// Op site `site` ran: `values` are its tensor inputs, then its tensor outputs.
+  virtual void op(std::int64_t site, c10::ArrayRef<const c10::IValue> values) = 0;
 
  protected:
   ~MarkerSink() = default;
@@ -55,35 +76,58 @@ inline MarkerSink*& current_sink() noexcept {
   return sink;
 }
 
-inline void enter_kernel(const c10::OperatorHandle&, torch::jit::Stack* stack) {
-  c10::IValue args = std::move(stack->back());
-  stack->pop_back();
-  c10::IValue self = std::move(stack->back());
-  stack->pop_back();
-  if (MarkerSink* sink = current_sink()) sink->enter(self, args);
+/// The markers' names, and the attribute of an op marker that holds its site.
+inline const c10::Symbol enter_symbol = c10::Symbol::fromQualString("recorder::enter");
+inline const c10::Symbol leave_symbol = c10::Symbol::fromQualString("recorder::leave");
+inline const c10::Symbol op_symbol = c10::Symbol::fromQualString("recorder::op");
+inline const c10::Symbol site_attribute = c10::Symbol::attr("site");
+
+/// The view of the last `n` values of `stack`.
+inline c10::ArrayRef<const c10::IValue> last(const torch::jit::Stack& stack, std::size_t n) {
+  return c10::ArrayRef<const c10::IValue>(stack.data() + stack.size() - n, n);
 }
 
-inline void leave_kernel(const c10::OperatorHandle&, torch::jit::Stack* stack) {
-  c10::IValue out = std::move(stack->back());
-  stack->pop_back();
-  c10::IValue self = std::move(stack->back());
-  stack->pop_back();
-  if (MarkerSink* sink = current_sink()) out = sink->leave(self, std::move(out));
-  stack->push_back(std::move(out));
-}
-
-/// Registers `recorder::enter` and `recorder::leave` once per process (a header-only library
-/// cannot put `TORCH_LIBRARY` at namespace scope, so the library object is a function-local
-/// static).
+/// Registers the markers once per process, as interpreter operators (no dispatcher call: a
+/// marker costs ~600 instructions where a c10 op costs ~1,500). A header-only library cannot
+/// register at namespace scope, so the registration object is a function-local static.
 inline void register_markers() {
-  static const torch::Library library = [] {
-    torch::Library l(torch::Library::DEF, "recorder", c10::nullopt, __FILE__, __LINE__);
-    l.def(torch::schema("recorder::enter(Any self, Any args) -> ()", c10::AliasAnalysisKind::CONSERVATIVE),
-          torch::CppFunction::makeFromBoxedFunction<&enter_kernel>());
-    l.def(torch::schema("recorder::leave(Any self, Any out) -> Any", c10::AliasAnalysisKind::CONSERVATIVE),
-          torch::CppFunction::makeFromBoxedFunction<&leave_kernel>());
-    return l;
-  }();
+  using torch::jit::Node;
+  using torch::jit::Operation;
+  using torch::jit::Stack;
+  static const torch::jit::RegisterOperators markers({
+      torch::jit::Operator(
+          "recorder::enter(...) -> ()",
+          [](const Node* node) -> Operation {
+            const std::size_t n = node->inputs().size();
+            return [n](Stack& stack) {
+              if (MarkerSink* sink = current_sink()) sink->enter(stack[stack.size() - n], last(stack, n - 1));
+              stack.erase(stack.end() - static_cast<std::ptrdiff_t>(n), stack.end());
+            };
+          },
+          c10::AliasAnalysisKind::CONSERVATIVE),
+      torch::jit::Operator(
+          "recorder::leave(Any self, Any out) -> Any",
+          [](Stack& stack) {
+            c10::IValue out = std::move(stack.back());
+            stack.pop_back();
+            c10::IValue self = std::move(stack.back());
+            stack.pop_back();
+            if (MarkerSink* sink = current_sink()) out = sink->leave(self, std::move(out));
+            stack.push_back(std::move(out));
+          },
+          c10::AliasAnalysisKind::CONSERVATIVE),
+      torch::jit::Operator(
+          "recorder::op(...) -> ()",
+          [](const Node* node) -> Operation {
+            const std::size_t n = node->inputs().size();
+            const std::int64_t site = node->i(site_attribute);
+            return [n, site](Stack& stack) {
+              if (MarkerSink* sink = current_sink()) sink->op(site, last(stack, n));
+              stack.erase(stack.end() - static_cast<std::ptrdiff_t>(n), stack.end());
+            };
+          },
+          c10::AliasAnalysisKind::CONSERVATIVE),
+  });
 }
 
 /// True for `forward`, a traced module's later calls `forward1`, `forward2`, ..., and the
@@ -100,20 +144,14 @@ inline bool is_forward(std::string_view name) {
 
 /// Brackets method graph `g` with the markers (see the file comment).
 inline void bracket(torch::jit::Graph& g) {
-  using torch::jit::Symbol;
   using torch::jit::Value;
-  using torch::jit::WithInsertPoint;
-  Value* self = g.inputs().at(0);
-  {
-    WithInsertPoint at_start(g.block()->param_node()->next());
-    std::vector<Value*> args(g.inputs().begin() + 1, g.inputs().end());
-    Value* tuple = g.insertNode(g.createTuple(args))->output();
-    g.insert(Symbol::fromQualString("recorder::enter"), {self, tuple});
-  }
+  g.create(enter_symbol, g.inputs(), 0)->insertAfter(g.block()->param_node());
   Value* result = g.outputs().at(0);
-  WithInsertPoint at_end(g.return_node());
-  Value* any = g.insert(Symbol::fromQualString("recorder::leave"), {self, result});
-  Value* typed = g.insertUncheckedCast(any, result->type());
+  torch::jit::Node* leave = g.create(leave_symbol, {g.inputs().at(0), result}, 1);
+  leave->output()->setType(c10::AnyType::get());
+  leave->insertBefore(g.return_node());
+  torch::jit::WithInsertPoint at_end(g.return_node());
+  Value* typed = g.insertUncheckedCast(leave->output(), result->type());
   g.return_node()->replaceInputWith(result, typed);
 }
 
@@ -170,6 +208,106 @@ inline bool is_leaf(const c10::ClassType& type) {
   return true;
 }
 
+/// True when values of type `t` hold tensors (a tensor, an optional one, a list or tuple of them).
+inline bool holds_tensors(const c10::TypePtr& t) {
+  if (t->isSubtypeOf(*c10::TensorType::get())) return true;
+  if (const auto o = t->cast<c10::OptionalType>()) return holds_tensors(o->getElementType());
+  if (const auto l = t->cast<c10::ListType>()) return holds_tensors(l->getElementType());
+  if (const auto tuple = t->cast<c10::TupleType>()) {
+    for (const c10::TypePtr& e : tuple->elements())
+      if (holds_tensors(e)) return true;
+  }
+  return false;
+}
+
+/// True for an op the tracer records: a dispatcher op (what `at::RecordFunction` would see;
+/// not the interpreter's own list and control ops) with a tensor among its results.
+inline bool is_recorded_op(const torch::jit::Node& n) {
+  if (n.kind().is_prim() || n.kind() == enter_symbol || n.kind() == leave_symbol || n.kind() == op_symbol)
+    return false;
+  const torch::jit::Operator* op = n.maybeOperator();
+  if (op == nullptr || !op->isC10Op()) return false;
+  for (const torch::jit::Value* v : n.outputs())
+    if (holds_tensors(v->type())) return true;
+  return false;
+}
+
+/// One op of the instrumented graph that reports itself (see the file comment).
+struct OpSite {
+  std::string name;           ///< "add", "conv2d": "aten::" and the in-place '_' removed
+  bool inplace = false;       ///< `add_`, `relu_`
+  std::uint32_t inputs = 0;   ///< its first `inputs` values are inputs, the rest outputs
+  /// Reports only a pooling's `kernel_size` argument (a traced pooling keeps no constants).
+  bool kernel_size = false;
+};
+
+/// Inlines every module and function call of `g`, to a fixed point, without optimizing: the
+/// callees' graphs are taken as they are (the optimizer is off on this thread meanwhile).
+inline void inline_all(torch::jit::Graph& g) {
+  const auto has_calls = [](const auto& self, const torch::jit::Block& b) -> bool {
+    for (const torch::jit::Node* n : b.nodes()) {
+      if (n->kind() == c10::prim::CallFunction) return true;
+      if (n->kind() == c10::prim::CallMethod && n->input(0)->type()->cast<c10::ClassType>()) return true;
+      for (const torch::jit::Block* inner : n->blocks())
+        if (self(self, *inner)) return true;
+    }
+    return false;
+  };
+  torch::jit::GraphOptimizerEnabledGuard as_written(false);
+  while (has_calls(has_calls, *g.block())) torch::jit::Inline(g);
+}
+
+/// Puts an op marker after every recorded op of block `b` (see the file comment), appending
+/// their sites to `sites`. `in_leaf` says whether the innermost bracket around `b` is a leaf's.
+inline void mark_ops(torch::jit::Block& b, std::vector<bool>& in_leaf,
+                     const std::unordered_map<const c10::ClassType*, bool>& leaf, bool observe_leaves,
+                     std::vector<OpSite>& sites) {
+  using torch::jit::Node;
+  using torch::jit::Value;
+  torch::jit::Graph& g = *b.owningGraph();
+  for (auto it = b.nodes().begin(); it != b.nodes().end();) {
+    Node* n = *it;
+    ++it;  // before inserting after `n`
+    if (n->kind() == enter_symbol) {
+      const auto type = n->input(0)->type()->cast<c10::ClassType>();
+      const auto found = type ? leaf.find(type.get()) : leaf.end();
+      in_leaf.push_back(found != leaf.end() && found->second);
+      continue;
+    }
+    if (n->kind() == leave_symbol) {
+      if (!in_leaf.empty()) in_leaf.pop_back();
+      continue;
+    }
+    for (torch::jit::Block* inner : n->blocks()) mark_ops(*inner, in_leaf, leaf, observe_leaves, sites);
+    if (!is_recorded_op(*n)) continue;
+    const c10::FunctionSchema& schema = n->schema();
+    std::vector<Value*> values;
+    OpSite site;
+    if (!in_leaf.empty() && in_leaf.back() && !observe_leaves) {
+      // Inside a leaf: only a pooling's kernel size, which a traced pooling keeps nowhere else.
+      const auto k = schema.argumentIndexWithName("kernel_size");
+      if (!k || schema.name().find("pool") == std::string::npos) continue;
+      site.kernel_size = true;
+      values.push_back(n->input(*k));
+    } else {
+      std::string_view name = schema.name();
+      if (name.substr(0, 6) == "aten::") name.remove_prefix(6);
+      site.inplace = name.size() > 1 && name.back() == '_' && name.front() != '_';
+      if (site.inplace) name.remove_suffix(1);
+      site.name = std::string(name);
+      for (Value* v : n->inputs())
+        if (holds_tensors(v->type())) values.push_back(v);
+      site.inputs = static_cast<std::uint32_t>(values.size());
+      for (Value* v : n->outputs())
+        if (holds_tensors(v->type())) values.push_back(v);
+    }
+    Node* marker = g.create(op_symbol, values, 0);
+    marker->i_(site_attribute, static_cast<std::int64_t>(sites.size()));
+    marker->insertAfter(n);
+    sites.push_back(std::move(site));
+  }
+}
+
 /// True when graph `g` (or a block inside it) holds a constant tensor: the weights of a frozen
 /// model are graph constants.
 inline bool has_tensor_constants(const torch::jit::Block& b) {
@@ -193,7 +331,9 @@ struct ModuleEntry {
 /// reused for every trace of that model.
 class Instrumented {
  public:
-  explicit Instrumented(const torch::jit::Module& original)
+  /// Instruments a copy of `original`; with `observe_leaves`, ops inside leaf modules report
+  /// themselves too.
+  Instrumented(const torch::jit::Module& original, bool observe_leaves)
       : original_(original), copy_(original.clone(/*inplace=*/true)) {
     register_markers();
     std::unordered_map<const c10::ClassType*, bool> leaf;
@@ -219,15 +359,16 @@ class Instrumented {
         if (auto* graph_fn = torch::jit::tryToGraphFunction(*method)) bracket(*graph_fn->graph());
       }
     }
-    ModuleEntry& root = entries_.at(copy_._ivalue().get());
     const bool params = copy_.named_parameters(/*recurse=*/true).size() > 0;
+    torch::jit::Function* forward = copy_.type()->findMethod("forward");
+    auto* graph_fn = forward ? torch::jit::tryToGraphFunction(*forward) : nullptr;
     if (!has_submodules(*copy_.type()) && !params) {
       // No submodules, no parameters: its ops are what there is to see. A frozen model (or one
       // optimized for inference) is one: its submodules were inlined and its weights folded
       // into graph constants.
+      ModuleEntry& root = entries_.at(copy_._ivalue().get());
       root.leaf = false;
-      torch::jit::Function* forward = copy_.type()->findMethod("forward");
-      const auto* graph_fn = forward ? torch::jit::tryToGraphFunction(*forward) : nullptr;
+      leaf[copy_.type().get()] = false;
       if (graph_fn && has_tensor_constants(*graph_fn->graph()->block()))
         warnings_.push_back(
             "recorder: " + root.class_name +
@@ -236,6 +377,12 @@ class Instrumented {
             "graph. It is traced as a flat graph of ops, without module calls; trace the model "
             "before freezing it to see its modules.");
     }
+    if (graph_fn != nullptr) {
+      torch::jit::Graph& g = *graph_fn->graph();
+      inline_all(g);
+      std::vector<bool> in_leaf;
+      mark_ops(*g.block(), in_leaf, leaf, observe_leaves, sites_);
+    }
   }
   Instrumented(const Instrumented&) = delete;
   Instrumented& operator=(const Instrumented&) = delete;
@@ -243,7 +390,12 @@ class Instrumented {
   const torch::jit::Module& original() const noexcept { return original_; }
   torch::jit::Module& copy() noexcept { return copy_; }
   const std::vector<std::string>& warnings() const noexcept { return warnings_; }
-  const std::shared_ptr<OpTable>& op_table() const noexcept { return ops_; }
+  /// The ops that report themselves, by site.
+  const std::vector<OpSite>& sites() const noexcept { return sites_; }
+
+  /// How big the last trace of this copy was (the next one reserves as much).
+  Graph::Capacity last_size;
+  std::size_t last_tensors = 0;
 
   /// The entry of module object `object` of the copy, or null for an object it does not hold.
   const ModuleEntry* entry(const c10::ivalue::Object* object) const {
@@ -271,24 +423,26 @@ class Instrumented {
   std::unordered_map<const c10::ivalue::Object*, ModuleEntry> entries_;
   std::vector<std::pair<c10::intrusive_ptr<c10::ivalue::Object>, c10::intrusive_ptr<c10::ivalue::Object>>> pairs_;
   std::vector<std::string> warnings_;
-  std::shared_ptr<OpTable> ops_ = std::make_shared<OpTable>();
+  std::vector<OpSite> sites_;
 };
 
-/// Instrumented copies by original model object, so a tracer instruments each model once.
+/// Instrumented copies by original model object (and whether leaf ops report themselves), so
+/// a tracer instruments each model once.
 class ScriptCache {
  public:
-  Instrumented& get(const torch::jit::Module& model) {
+  Instrumented& get(const torch::jit::Module& model, bool observe_leaves) {
     std::lock_guard lock(mutex_);
-    const c10::ivalue::Object* key = model._ivalue().get();
+    const std::pair<const c10::ivalue::Object*, bool> key{model._ivalue().get(), observe_leaves};
     auto it = copies_.find(key);
-    if (it == copies_.end()) it = copies_.emplace(key, std::make_unique<Instrumented>(model)).first;
+    if (it == copies_.end())
+      it = copies_.emplace(key, std::make_unique<Instrumented>(model, observe_leaves)).first;
     return *it->second;
   }
 
  private:
   std::mutex mutex_;
   // Each copy holds its original, so a key's address is never reused while it is cached.
-  std::unordered_map<const c10::ivalue::Object*, std::unique_ptr<Instrumented>> copies_;
+  std::map<std::pair<const c10::ivalue::Object*, bool>, std::unique_ptr<Instrumented>> copies_;
 };
 
 }  // namespace recorder::detail::script

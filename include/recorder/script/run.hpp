@@ -1,7 +1,7 @@
 #pragma once
-/// Tracing one forward of a TorchScript model: the module calls its markers report, the aten ops
-/// an `at::RecordFunction` observer sees between them, wired by tensor identity, recorded into
-/// the same graph the templated front end builds.
+/// Tracing one forward of a TorchScript model: the module calls and ops its markers report
+/// (`script/instrument.hpp`), wired by tensor identity, recorded into the same graph the
+/// templated front end builds.
 
 #include <recorder/detail/text.hpp>
 #include <recorder/error.hpp>
@@ -10,12 +10,13 @@
 #include <recorder/script/instrument.hpp>
 #include <recorder/tensor/session.hpp>
 
-#include <ATen/record_function.h>
 #include <c10/util/Exception.h>
 #include <ATen/core/grad_mode.h>
 #include <torch/csrc/jit/api/module.h>
 #include <torch/csrc/jit/runtime/graph_executor.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
@@ -100,7 +101,7 @@ inline ModuleInfo describe_module(Session& s, const torch::jit::Module& m, const
       info.attributes.emplace_back("groups", std::to_string(type.getConstant("groups").toInt()));
     return info;
   }
-  if (!conv || !m.hasattr("weight")) return info;  // a traced pooling: its op tells (`Run::on_start`)
+  if (!conv || !m.hasattr("weight")) return info;  // a traced pooling: its op tells (`Run::op`)
   const at::Tensor w = m.attr("weight").toTensor();  // [C_out, C_in / groups, k...] (transposed: C_in first)
   if (w.dim() < 3) return info;
   info.attributes.emplace_back("kernel_size", sizes_string(w.sizes().slice(2)));
@@ -159,26 +160,50 @@ inline std::string interpreter_message(std::string what) {
   return what;
 }
 
-/// One traced forward of an instrumented model on this thread: receives its markers, observes
-/// its ops, and knows which call failed.
+/// The op the TorchScript interpreter marks as failing in error message `what`: the call its
+/// innermost serialized-code frame underlines (`torch.conv2d(...)` under `~~~ <--- HERE` gives
+/// "conv2d"); "" when the message marks none, or an expression that is not a call.
+inline std::string failed_op_of(const std::string& what) {
+  const std::size_t code = what.find("Traceback of TorchScript, serialized code");
+  if (code == std::string::npos) return {};
+  const std::size_t original = what.find("Traceback of TorchScript, original code", code);
+  const std::string_view section(what.data() + code, (original == std::string::npos ? what.size() : original) - code);
+  const std::size_t here = section.rfind("<--- HERE");
+  if (here == std::string_view::npos) return {};
+  const std::size_t marks_begin = section.rfind('\n', here);
+  if (marks_begin == std::string_view::npos || marks_begin == 0) return {};
+  const std::size_t source_begin = section.rfind('\n', marks_begin - 1);
+  if (source_begin == std::string_view::npos) return {};
+  const std::string_view source = section.substr(source_begin + 1, marks_begin - source_begin - 1);
+  const std::string_view marks = section.substr(marks_begin + 1, here - marks_begin - 1);
+  const std::size_t from = marks.find('~');
+  const std::size_t to = marks.find_last_of('~');
+  if (from == std::string_view::npos || to >= source.size()) return {};
+  std::string_view call = source.substr(from, to - from + 1);
+  for (char c : call)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.')) return {};
+  if (const std::size_t dot = call.rfind('.'); dot != std::string_view::npos) call.remove_prefix(dot + 1);
+  std::string name(call);
+  if (name.size() > 1 && name.back() == '_' && name.front() != '_') name.pop_back();
+  return name;
+}
+
+/// One traced forward of an instrumented model on this thread: receives its markers, records
+/// its module calls and ops, and knows which call failed.
 class Run final : public MarkerSink {
  public:
   Run(Session& s, Instrumented& model, bool observe_leaves)
-      : session_(s), model_(model), observe_leaves_(observe_leaves), previous_(current_sink()) {
+      : session_(s), model_(model), observe_leaves_(observe_leaves), previous_(current_sink()),
+        names_(model.sites().size()) {
     ops_.session = &s;
-    ops_.table = model.op_table().get();
-    ops_.nodes.reserve(256);
+    ops_.nodes.reserve(std::max<std::size_t>(model.last_tensors, 64));
+    s.graph.reserve(model.last_size);
     current_sink() = this;
-    current_run() = this;
-    handle_ = at::addThreadLocalCallback(at::RecordFunctionCallback(&on_start, &on_end)
-                                             .needsInputs(true)
-                                             .needsOutputs(true)
-                                             .scopes({at::RecordScope::FUNCTION}));
   }
   ~Run() {
-    at::removeCallback(handle_);
-    current_run() = nullptr;
     current_sink() = previous_;
+    model_.last_size = session_.graph.capacity_used();
+    model_.last_tensors = ops_.nodes.size();
   }
   Run(const Run&) = delete;
   Run& operator=(const Run&) = delete;
@@ -188,8 +213,7 @@ class Run final : public MarkerSink {
   /// The node of tensor `t` as an operand (seen, or a new parameter or constant node).
   NodeId operand(const at::Tensor& t) { return ops_.operand(t); }
 
-  void enter(const c10::IValue& self, const c10::IValue& args) override {
-    Suspend pause(*this);
+  void enter(const c10::IValue& self, c10::ArrayRef<const c10::IValue> args) override {
     const c10::ivalue::Object* object = &self.toObjectRef();
     if (!frames_.empty() && frames_.back().object == object) {  // a traced module's forward calling forward1
       Frame f = frames_.back();
@@ -201,7 +225,7 @@ class Run final : public MarkerSink {
     try {
       Frame f;
       f.object = object;
-      for_each_tensor(args, [&f](const at::Tensor& t) { f.inputs.push_back(t); });
+      for (const c10::IValue& a : args) for_each_tensor(a, [&f](const at::Tensor& t) { f.inputs.push_back(t); });
       std::vector<NodeId> in;
       for (const at::Tensor& t : f.inputs) in.push_back(ops_.operand(t));
       const ModuleEntry fallback{"(unregistered " + class_name_of(self.toObjectRef().type()) + ")",
@@ -226,7 +250,6 @@ class Run final : public MarkerSink {
   }
 
   c10::IValue leave(const c10::IValue&, c10::IValue out) override {
-    Suspend pause(*this);
     if (frames_.empty()) return out;
     if (frames_.back().transparent) {
       frames_.pop_back();
@@ -273,6 +296,19 @@ class Run final : public MarkerSink {
     }
   }
 
+  void op(std::int64_t index, c10::ArrayRef<const c10::IValue> values) override {
+    const auto i = static_cast<std::size_t>(index);
+    const OpSite& site = model_.sites()[i];
+    if (site.kernel_size) {
+      if (!frames_.empty() && frames_.back().wants_kernel) learn_kernel(frames_.back(), values.at(0));
+      return;
+    }
+    if (names_[i].empty()) names_[i] = session_.intern(site.name);
+    ops_.inputs.clear();
+    ops_.add_inputs(values.slice(0, site.inputs));
+    ops_.record(names_[i], site.inplace, values.slice(site.inputs));
+  }
+
   /// Called inside a `catch` around the forward: where it failed (the op that threw, the
   /// innermost open call), every open call marked failed and closed. Throws the `TraceError`,
   /// with the original exception nested (an error of the recording itself, such as a
@@ -283,7 +319,8 @@ class Run final : public MarkerSink {
     if (stashed_failure_) {
       f = *stashed_failure_;
     } else {
-      f = describe_failure(session_, ops_.failed_op, interpreter_message(current_exception_message()));
+      const std::string what = current_exception_message();
+      f = describe_failure(session_, failed_op_of(what), interpreter_message(what));
       original = std::current_exception();
     }
     for (const Frame& frame : frames_)
@@ -316,45 +353,10 @@ class Run final : public MarkerSink {
     std::vector<at::Tensor> inputs;
   };
 
-  /// RAII: inside a marker, the ops the recording itself runs are not the model's.
-  struct Suspend {
-    explicit Suspend(Run& r) : run(r) { ++run.suspended_; }
-    ~Suspend() { --run.suspended_; }
-    Run& run;
-  };
-
-  static Run*& current_run() noexcept {
-    thread_local Run* run = nullptr;
-    return run;
-  }
-
-  static std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
-    Run* r = current_run();
-    if (r == nullptr || r->suspended_ > 0) return nullptr;
-    const OpInfo& info = r->ops_.table->of(fn);
-    if (info.ours) return nullptr;
-    if (r->ops_.depth++ > 0 || r->frames_.empty()) return nullptr;
-    Frame& top = r->frames_.back();
-    if (top.wants_kernel && info.kernel_size >= 0) r->learn_kernel(top, fn, info);
-    if ((top.leaf && !r->observe_leaves_) || !info.tensor_returns) r->ops_.watch(info);
-    else r->ops_.begin(fn, info);
-    return nullptr;
-  }
-
-  static void on_end(const at::RecordFunction& fn, at::ObserverContext*) {
-    Run* r = current_run();
-    if (r == nullptr || r->suspended_ > 0) return;
-    if (r->ops_.table->of(fn).ours) return;
-    if (--r->ops_.depth > 0) return;
-    r->ops_.end(fn);
-  }
-
-  /// A pooling's kernel size, from the `kernel_size` argument of op `fn` run inside it.
-  void learn_kernel(Frame& f, const at::RecordFunction& fn, const OpInfo& info) {
+  /// A pooling's kernel size, the `kernel_size` argument of an op run inside it.
+  void learn_kernel(Frame& f, const c10::IValue& kernel_size) {
     f.wants_kernel = false;
-    const auto args = own_values(fn.inputs(), info, info.arguments);
-    if (static_cast<std::size_t>(info.kernel_size) >= args.size()) return;
-    const std::vector<std::int64_t> k = ints_of(args[static_cast<std::size_t>(info.kernel_size)]);
+    const std::vector<std::int64_t> k = ints_of(kernel_size);
     if (!k.empty()) session_.graph.add_attribute(f.module, "kernel_size", pool_kernel_string(k));
   }
 
@@ -386,12 +388,11 @@ class Run final : public MarkerSink {
   Instrumented& model_;
   bool observe_leaves_;
   MarkerSink* previous_;
-  ObservedOps ops_;
+  OpRecorder ops_;
+  std::vector<std::string_view> names_;  ///< interned op names, by site
   std::vector<Frame> frames_;
-  int suspended_ = 0;
   std::exception_ptr stashed_;
   std::optional<Failure> stashed_failure_;
-  at::CallbackHandle handle_ = 0;
 };
 
 /// Every parameter of `model` once (tied ones once), and its class.
@@ -445,13 +446,13 @@ inline Traced<c10::IValue> run_plain(const torch::jit::Module& model, std::vecto
 
 /// Traces one forward of TorchScript `model` on `inputs` (see `Tracer::run`): its instrumented
 /// copy from `cache` runs without graph optimization (`GraphOptimizerEnabledGuard`, this
-/// thread only), so what is recorded is the model's code as written — no inlining, fusion,
-/// autodiff subgraphs or constant folding — with ops inside leaf modules recorded only when
+/// thread only), so what is recorded is the model's code as written — no fusion, autodiff
+/// subgraphs or constant folding — with ops inside leaf modules recorded only when
 /// `observe_leaves` (`record::AtenOps`).
 inline Traced<c10::IValue> trace(ScriptCache& cache, const torch::jit::Module& model,
                                  std::vector<c10::IValue> inputs, const TraceOptions& options,
                                  std::vector<CallHooks*> hooks, bool observe_leaves) {
-  Instrumented& copy = cache.get(model);
+  Instrumented& copy = cache.get(model, observe_leaves);
   for (const std::string& w : copy.warnings())
     if (options.on_warning) options.on_warning(w);
   if (options.mode == Mode::keep) copy.set_training(std::nullopt);
@@ -459,7 +460,6 @@ inline Traced<c10::IValue> trace(ScriptCache& cache, const torch::jit::Module& m
 
   Recording rec(std::move(hooks));
   Session& s = rec.session();
-  s.op_table = copy.op_table();
   Run run(s, copy, observe_leaves);
   std::size_t count = 0;
   for (const c10::IValue& v : inputs) for_each_tensor(v, [&count](const at::Tensor&) { ++count; });
