@@ -108,6 +108,21 @@ void hooks_leave(Session& s, NodeId call, std::span<const at::Tensor> ins, Out& 
   }
 }
 
+/// Called inside a `catch` around a leaf's forward: records where it failed — the op the
+/// observer saw throw, in the innermost call open then (an inferred submodule call, if any) —
+/// marks the calls failed, closes them and throws a `TraceError`.
+[[noreturn]] inline void fail_leaf(Session& s, NodeId call, std::optional<LeafObserver>& observer) {
+  s.graph.set_failed(call);
+  try {
+    throw_failure(s, observer ? std::string_view(observer->failed_op()) : std::string_view{});
+  } catch (...) {
+    if (observer) observer->abandon();
+    observer.reset();
+    leave_call(s, call);
+    throw;
+  }
+}
+
 /// Records one call of leaf module `m`: `run()` does the libtorch forward on plain tensors.
 /// With a policy that observes ops, the aten ops it dispatches are recorded inside the call,
 /// and an output an op produced is that op's tensor node.
@@ -123,7 +138,7 @@ auto call_leaf(Session& s, const torch::nn::Module& m, Run run, const A&... args
                   "at::RecordFunction has a debug-only member, so a translation unit without "
                   "NDEBUG cannot read an op's inputs (libtorch 1.13). Build with -DNDEBUG "
                   "(e.g. CMAKE_BUILD_TYPE=Release), or record with record::Graph.");
-    observer.emplace(s, call, known_tensors<P>(s, args...));
+    observer.emplace(s, call, known_tensors<P>(s, args...), submodules_of(s, m));
   }
   std::vector<at::Tensor> plain_ins;
   auto out = [&] {
@@ -131,10 +146,10 @@ auto call_leaf(Session& s, const torch::nn::Module& m, Run run, const A&... args
       plain_ins = hooks_enter<P>(s, call, args...);
       return run();
     } catch (...) {
-      observer.reset();
-      fail_call(s, call);
+      fail_leaf(s, call, observer);
     }
   }();
+  if (observer) observer->finish();
   leave_call(s, call);
   std::vector<NodeId> outs;
   auto one = [&](auto&& leaf) {

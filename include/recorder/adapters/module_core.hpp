@@ -2,6 +2,7 @@
 /// The non-template core of the module adapters: naming modules, entering and leaving calls.
 
 #include <recorder/detail/text.hpp>
+#include <recorder/observe/attribution.hpp>
 #include <recorder/tensor/session.hpp>
 
 #include <torch/nn/module.h>
@@ -138,6 +139,38 @@ inline ModuleId module_id(Session& s, const torch::nn::Module& m, bool leaf) {
   s.modules.emplace(&m, id);
   s.module_objects.push_back(&m);
   return id;
+}
+
+/// The submodules of plain C++ module `m` its ops can be attributed to (`observe/attribution.hpp`),
+/// made once per session; null when none owns a parameter.
+inline const Submodules* submodules_of(Session& s, const torch::nn::Module& m) {
+  if (auto it = s.submodules.find(&m); it != s.submodules.end()) return it->second.get();
+  auto subs = std::make_shared<Submodules>();
+  std::vector<std::string> names;
+  for (const auto& item : m.named_modules("", /*include_self=*/false)) {
+    const torch::nn::Module& child = *item.value();
+    Submodules::Entry e;
+    e.object = &child;
+    // A plain C++ module runs its own forward: a leaf, unless it is only a container of others
+    // (`Sequential`, a block of Linears) whose ops all belong to its submodules.
+    e.leaf = child.children().empty() || !child.parameters(/*recurse=*/false).empty();
+    const std::string cls = class_name_of(child);
+    e.callable = cls != "ModuleList" && cls != "ModuleDict" && cls != "ParameterList" && cls != "ParameterDict";
+    for (std::size_t i = names.size(); i-- > 0;)  // the nearest earlier entry that is a prefix
+      if (item.key().size() > names[i].size() && item.key().rfind(names[i] + ".", 0) == 0) {
+        e.parent = static_cast<int>(i);
+        break;
+      }
+    for (const auto& p : child.parameters(/*recurse=*/false))
+      subs->owner.emplace(p.unsafeGetTensorImpl(), static_cast<int>(subs->entries.size()));  // first wins
+    names.push_back(item.key());
+    subs->entries.push_back(e);
+  }
+  subs->register_module = [](Session& session, const void* object, bool leaf) {
+    return module_id(session, *static_cast<const torch::nn::Module*>(object), leaf);
+  };
+  if (subs->owner.empty()) subs.reset();
+  return s.submodules.emplace(&m, std::move(subs)).first->second.get();
 }
 
 /// Called inside a `catch` around a module's forward: marks the call failed, records where

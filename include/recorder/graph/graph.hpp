@@ -83,6 +83,9 @@ class Graph {
     NodeKind kind = NodeKind::tensor;
     bool inplace = false;     ///< function: an in-place op (`add_`, `relu_`)
     bool failed = false;      ///< module call: did not complete (an exception left it)
+    /// module call: not seen directly but inferred from the parameters its ops used (inside a
+    /// plain C++ module observed with `record::AtenOps`)
+    bool inferred = false;
     std::uint16_t depth = 0;  ///< torchview's depth: root call 0, its direct ops and children 1
     NodeId parent;            ///< the module call this node was recorded in; invalid for the root
     std::uint32_t data = 0;   ///< index into the kind's own table
@@ -186,6 +189,20 @@ class Graph {
     call_data_mut(call).outputs = std::move(outputs);
   }
   void set_failed(NodeId id, bool failed = true) { nodes_.at(id.value).failed = failed; }
+  void set_inferred(NodeId call) {
+    if (kind(call) != NodeKind::module) throw std::invalid_argument("recorder::Graph: not a module call");
+    nodes_[call.value].inferred = true;
+  }
+  /// Adds tensor node `input` to the inputs of module call `call` (found after it opened).
+  void add_call_input(NodeId call, NodeId input) { call_data_mut(call).inputs.push_back(input); }
+  /// Moves function or tensor node `id` into module call `parent` (an op first recorded in a
+  /// call it turned out not to belong to), one level below it.
+  void move_node(NodeId id, NodeId parent) {
+    Node& n = nodes_.at(id.value);
+    if (n.kind == NodeKind::module) throw std::invalid_argument("recorder::Graph: module calls do not move");
+    n.parent = parent;
+    n.depth = parent.valid() ? static_cast<std::uint16_t>(node(parent).depth + 1) : std::uint16_t{1};
+  }
   void set_leaf(ModuleId m, bool leaf) { modules_.at(m.value).leaf = leaf; }
   /// Adds a display attribute to module `m` (`{"kernel_size", "3"}`), learnt while it ran.
   void add_attribute(ModuleId m, std::string key, std::string value) {

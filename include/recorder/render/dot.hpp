@@ -116,6 +116,7 @@ inline std::string dot_value(std::string_view v) {
 /// A module's class and, when it differs, its registered name (escaped HTML), with the call
 /// number when the module was called more than once: `Conv2d<BR/>conv1 (call 2/3)`.
 /// `rolled` > 1 says how many calls one rolled node stands for: `LSTMCell<BR/>cell (4 calls)`.
+/// A call inferred from parameters (`Graph::Node::inferred`) says so: `Linear<BR/>fc (inferred)`.
 inline std::string dot_module_title(const Graph& g, NodeId call, std::uint32_t rolled = 1) {
   const ModuleInfo& m = g.module_of(call);
   std::string out = html_escape(m.class_name);
@@ -125,6 +126,7 @@ inline std::string dot_module_title(const Graph& g, NodeId call, std::uint32_t r
   else if (m.calls > 1)
     out += " (call " + std::to_string(g.call(call).call_index + 1) + "/" +
            std::to_string(m.calls) + ")";
+  if (g.node(call).inferred) out += " (inferred)";
   return out;
 }
 

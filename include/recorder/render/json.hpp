@@ -245,6 +245,10 @@ inline void write_json(const Trace& trace, std::string& out) {
       w.inline_ids(c.outputs);
       w.key("failed");
       w.boolean(n.failed);
+      if (n.inferred) {
+        w.key("inferred");
+        w.boolean(true);
+      }
     }
     w.end_object();
   }
@@ -415,6 +419,10 @@ inline void write_json_view(const Trace& trace, const RenderOptions& options, st
         w.boolean(v.collapsed);
         w.key("failed");
         w.boolean(n.failed);
+        if (n.inferred) {
+          w.key("inferred");
+          w.boolean(true);
+        }
         if (options.show_params) {
           w.key("params");
           w.number(m.param_count);

@@ -216,15 +216,19 @@ struct Call {
   std::size_t parent = std::numeric_limits<std::size_t>::max();  ///< index in the call list
   const ModuleInfo* module = nullptr;
   bool leaf = true;
+  /// A leaf module's call with calls inside (submodules inferred from its ops' parameters):
+  /// shown like a composite, it counts the mult-adds of its own parameters only.
+  bool own_macs = false;
   bool recursive = false;
   bool failed = false;
-  std::uint64_t macs = 0;          ///< leaf calls only
+  std::uint64_t macs = 0;          ///< leaf calls (and `own_macs` ones) only
   std::uint64_t subtree_macs = 0;  ///< macs of the leaf calls below (itself included)
   std::int64_t leftover = 0;       ///< torchinfo's `leftover_params`
 };
 
-/// torchinfo's `calculate_macs` for a leaf call with first output `out`.
-inline std::uint64_t mult_adds(const ModuleInfo& m, Shape out) {
+/// torchinfo's `calculate_macs` for a leaf call with first output `out`; with `own_only`, the
+/// parameters the module registers itself only (its submodules' calls count theirs).
+inline std::uint64_t mult_adds(const ModuleInfo& m, Shape out, bool own_only = false) {
   if (out.empty()) return 0;
   auto prod = [&](std::size_t b, std::size_t e) {
     std::uint64_t p = 1;
@@ -251,7 +255,7 @@ inline std::uint64_t mult_adds(const ModuleInfo& m, Shape out) {
   }
   // Parameters of submodules a leaf forward runs itself (`MultiheadAttention.out_proj`):
   // torchinfo names them `out_proj.weight`, counted like an RNN's inner weights.
-  if (m.param_count > direct) macs += prod(0, 2) * (m.param_count - direct);
+  if (!own_only && m.param_count > direct) macs += prod(0, 2) * (m.param_count - direct);
   return macs;
 }
 
@@ -462,14 +466,22 @@ inline SummaryTable summarize(const Trace& trace, const SummaryOptions& options 
     for (NodeId in : g.call(trace.root).inputs)
       t.input_bytes += si::numel(g.shape(in)) * si::element_size(g.tensor(in).dtype) + 56;
 
+  // A leaf call with calls inside (submodules inferred from its ops' parameters) is shown like a
+  // composite, its submodules carrying their own numbers as torchinfo's hooks would see them;
+  // it still counts the mult-adds of the parameters it registers itself.
+  for (const si::Call& c : calls) {
+    if (c.parent == std::numeric_limits<std::size_t>::max() || !calls[c.parent].leaf) continue;
+    calls[c.parent].leaf = false;
+    calls[c.parent].own_macs = true;
+  }
   for (si::Call& c : calls) {
-    if (!c.leaf) continue;
+    if (!c.leaf && !c.own_macs) continue;
     const auto& outs = g.call(c.id).outputs;
     if (outs.empty()) continue;
     const Shape out = g.shape(outs.front());
-    c.macs = si::mult_adds(*c.module, out);
+    c.macs = si::mult_adds(*c.module, out, c.own_macs);
     t.total_mult_adds += c.macs;
-    if (c.module->param_count > 0)
+    if (c.leaf && c.module->param_count > 0)
       t.forward_backward_bytes += 2 * si::numel(out) * si::element_size(g.tensor(outs.front()).dtype);
     for (std::size_t k = static_cast<std::size_t>(&c - calls.data());
          k != std::numeric_limits<std::size_t>::max(); k = calls[k].parent)
@@ -542,7 +554,8 @@ inline SummaryTable summarize(const Trace& trace, const SummaryOptions& options 
           break;
         }
         case SummaryColumn::mult_adds: {
-          const std::uint64_t v = c.leaf ? c.macs : (c.depth == options.depth ? c.subtree_macs : 0);
+          const std::uint64_t v =
+              c.leaf ? c.macs : (c.depth == options.depth ? c.subtree_macs : (c.own_macs ? c.macs : 0));
           cell = v == 0 ? std::string("--") : si::with_commas(v);
           break;
         }

@@ -23,7 +23,8 @@
 namespace recorder::detail {
 
 class Session;
-class OpTable;  // observe/ops.hpp
+class OpTable;       // observe/ops.hpp
+struct Submodules;   // observe/attribution.hpp
 
 /// Where a `RecorderTensor` points: a node of one particular session.
 struct NodeRef {
@@ -76,6 +77,8 @@ class Session {
   /// What the op observers know of each op overload (`observe/ops.hpp`), made on first use;
   /// a front end may share one across its recordings.
   std::shared_ptr<OpTable> op_table;
+  /// Submodules of plain C++ modules, by module object, for attributing their ops (made once).
+  std::unordered_map<const void*, std::shared_ptr<const Submodules>> submodules;
 
   /// A stable copy of `name` (one per distinct name in this session).
   std::string_view intern(std::string_view name) {
