@@ -197,11 +197,17 @@ class Run final : public MarkerSink {
         names_(model.sites().size()) {
     ops_.session = &s;
     ops_.nodes.reserve(std::max<std::size_t>(model.last_tensors, 64));
-    s.graph.reserve(model.last_size);
+    Graph::Capacity room = model.last_size;  // with slack: this run may record a little more
+    for (std::size_t* n : {&room.nodes, &room.edges, &room.tensors, &room.dims, &room.functions})
+      *n += *n / 8 + 64;
+    s.graph.reserve(room);
     current_sink() = this;
   }
-  ~Run() {
-    current_sink() = previous_;
+  ~Run() { current_sink() = previous_; }
+
+  /// Remembers how big this trace is, so the next one of this model reserves as much (call
+  /// before the graph leaves the session).
+  void remember_size() {
     model_.last_size = session_.graph.capacity_used();
     model_.last_tensors = ops_.nodes.size();
   }
@@ -479,6 +485,7 @@ inline Traced<c10::IValue> trace(ScriptCache& cache, const torch::jit::Module& m
     }
   }
   rec.end();
+  run.remember_size();
   count = 0;
   for_each_tensor(out, [&count](const at::Tensor&) { ++count; });
   index = 0;
