@@ -6,6 +6,7 @@
 #include <models/lstm.hpp>
 #include <models/mlp.hpp>
 #include <models/resnet.hpp>
+#include "../support/errors.hpp"
 
 #include <recorder/capture/save.hpp>
 #include <recorder/recorder.hpp>
@@ -30,22 +31,6 @@ std::string error_of(F&& f) {
     f();
   } catch (const E& e) {
     return e.what();
-  }
-  return "<no exception>";
-}
-
-/// The message of the exception nested in a `TraceError` `f` throws.
-template <class F>
-std::string nested_error_of(F&& f) {
-  try {
-    f();
-  } catch (const recorder::TraceError& e) {
-    try {
-      std::rethrow_if_nested(e);
-    } catch (const std::exception& inner) {
-      return inner.what();
-    }
-    return std::string("<nothing nested in> ") + e.what();
   }
   return "<no exception>";
 }
@@ -357,7 +342,7 @@ BOOST_AUTO_TEST_CASE(keep_all_cap_names_the_layer_and_keeps_what_it_recorded) {
   rr::ForwardOutput<rd::KeepAll> out({"fc2"}, rd::KeepAll{.max_bytes = 3 * 50 * 4});
   recorder::Tracer<rr::ForwardOutput<rd::KeepAll>> tracer({.no_grad = true}, out);
   for (int i = 0; i < 3; ++i) tracer.run(mlp, torch::randn({1, 784}));
-  const std::string message = nested_error_of([&] { tracer.run(mlp, torch::randn({1, 784})); });
+  const std::string message = test::nested_error_of([&] { tracer.run(mlp, torch::randn({1, 784})); });
   BOOST_TEST_INFO(message);
   BOOST_TEST(contains(message, "recording forward_output of layer 'fc2' (Linear, 1-2) with reduce::keep_all failed"));
   BOOST_TEST(contains(message, "keep-all memory cap of 600 bytes exceeded after 3 samples"));
@@ -380,7 +365,7 @@ BOOST_AUTO_TEST_CASE(a_shape_change_names_the_layer_and_keeps_the_sum) {
   recorder::Tracer<rr::ForwardOutput<rd::Sum>> tracer({.no_grad = true}, out);
   tracer.run(mlp, torch::randn({4, 784}));
   const at::Tensor before = out["fc3"].result().clone();
-  const std::string message = nested_error_of([&] { tracer.run(mlp, torch::randn({3, 784})); });
+  const std::string message = test::nested_error_of([&] { tracer.run(mlp, torch::randn({3, 784})); });
   BOOST_TEST_INFO(message);
   BOOST_TEST(contains(message, "recording forward_output of layer 'fc3' (Linear, 1-3) with reduce::sum failed"));
   BOOST_TEST(torch::equal(out["fc3"].result(), before));

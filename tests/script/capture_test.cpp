@@ -7,6 +7,7 @@
 
 #include "fixtures.hpp"
 #include "models/resnet.hpp"
+#include "../support/errors.hpp"
 
 #include <recorder/capture/save.hpp>
 
@@ -41,22 +42,6 @@ at::Tensor layer4_of(const torch::jit::Module& m, const at::Tensor& x) {
 }
 
 std::vector<std::int64_t> shape_of(const at::Tensor& t) { return t.sizes().vec(); }
-
-/// The message of the exception nested in a `TraceError` `f` throws.
-template <class F>
-std::string nested_error_of(F&& f) {
-  try {
-    f();
-  } catch (const recorder::TraceError& e) {
-    try {
-      std::rethrow_if_nested(e);
-    } catch (const std::exception& inner) {
-      return inner.what();
-    }
-    return std::string("<nothing nested in> ") + e.what();
-  }
-  return "<no exception>";
-}
 
 struct Setup {
   Setup() {
@@ -101,24 +86,16 @@ BOOST_AUTO_TEST_CASE(both_front_ends_record_the_same_values_on_the_same_weights)
   {
     // The templated ResNet-18 registers torchvision's names: copy the weights and buffers over.
     torch::NoGradGuard no_grad;
-    for (auto& b : templated->named_parameters()) {
+    const auto scripted_attr = [&scripted](std::string key) {
       torch::jit::Module owner = scripted;
-      std::string key = b.key();
       for (auto dot = key.find('.'); dot != std::string::npos; dot = key.find('.')) {
         owner = owner.attr(key.substr(0, dot)).toModule();
         key = key.substr(dot + 1);
       }
-      b.value().copy_(owner.attr(key).toTensor());
-    }
-    for (auto& b : templated->named_buffers()) {
-      torch::jit::Module owner = scripted;
-      std::string key = b.key();
-      for (auto dot = key.find('.'); dot != std::string::npos; dot = key.find('.')) {
-        owner = owner.attr(key.substr(0, dot)).toModule();
-        key = key.substr(dot + 1);
-      }
-      b.value().copy_(owner.attr(key).toTensor());
-    }
+      return owner.attr(key).toTensor();
+    };
+    for (auto& b : templated->named_parameters()) b.value().copy_(scripted_attr(b.key()));
+    for (auto& b : templated->named_buffers()) b.value().copy_(scripted_attr(b.key()));
   }
   const std::vector<recorder::LayerAddress> layers{"layer1.0.bn1", "3-18", recorder::by_class("AdaptiveAvgPool2d"), "fc"};
   rr::ForwardOutput<rd::Last> a(layers), b(layers);
@@ -250,7 +227,7 @@ BOOST_AUTO_TEST_CASE(errors_name_the_layer_and_lose_nothing) {
   rr::ForwardOutput<rd::KeepAll> kept({"fc2"}, rd::KeepAll{.max_bytes = 2 * 50 * 4});
   recorder::Tracer<rr::ForwardOutput<rd::KeepAll>> t2(eval, kept);
   for (int i = 0; i < 2; ++i) (void)t2.run(m, torch::randn({1, 784}));
-  const std::string message = nested_error_of([&] { (void)t2.run(m, torch::randn({1, 784})); });
+  const std::string message = test::nested_error_of([&] { (void)t2.run(m, torch::randn({1, 784})); });
   BOOST_TEST_INFO(message);
   BOOST_TEST(contains(message, "recording forward_output of layer 'fc2' (Linear, 1-2) with reduce::keep_all failed"));
   BOOST_TEST(kept["fc2"].samples() == 2u);
@@ -264,7 +241,7 @@ BOOST_AUTO_TEST_CASE(errors_name_the_layer_and_lose_nothing) {
   rr::ForwardOutput<rd::Sum> sums({"fc3"});
   recorder::Tracer<rr::ForwardOutput<rd::Sum>> t3(eval, sums);
   (void)t3.run(m, torch::randn({4, 784}));
-  const std::string shape = nested_error_of([&] { (void)t3.run(m, torch::randn({3, 784})); });
+  const std::string shape = test::nested_error_of([&] { (void)t3.run(m, torch::randn({3, 784})); });
   BOOST_TEST(contains(shape, "recording forward_output of layer 'fc3' (Linear, 1-3) with reduce::sum failed"));
   (void)t3.run(m, torch::randn({4, 784}));
   BOOST_TEST(sums["fc3"].samples() == 2u);
