@@ -17,6 +17,16 @@ find_package(Boost 1.74 REQUIRED COMPONENTS unit_test_framework)
 
 set(RECORDER_TESTING_DIR "${CMAKE_CURRENT_LIST_DIR}")
 
+# Debian's python3 (with python3-torch and python3-torchvision): /usr/bin/python3 first, then any
+# python3 on PATH. It writes the TorchScript test models into RECORDER_SCRIPT_MODELS (the
+# fixture `script_models` of tests/script; tests/cli, the script_model example and bench_script
+# use them too) and checks files written for Python.
+find_program(RECORDER_PYTHON3 NAMES python3 PATHS /usr/bin NO_DEFAULT_PATH)
+if(NOT RECORDER_PYTHON3)
+  find_program(RECORDER_PYTHON3 NAMES python3)
+endif()
+set(RECORDER_SCRIPT_MODELS "${CMAKE_BINARY_DIR}/script-models")
+
 # The project's own code (tests, examples, benchmarks) builds warning-free.
 function(recorder_strict_warnings target)
   target_compile_options(${target} PRIVATE

@@ -1,0 +1,536 @@
+/// `recorder`: look inside a TorchScript model from a shell — its torchinfo table, its picture,
+/// the activations and gradients of chosen layers — without writing C++.
+///
+///   recorder summary model.pt --input-size 1,3,224,224
+///   recorder draw model.pt --input-size 1,3,224,224 --depth 3 -o model.svg
+///   recorder record model.pt --input x.pt --layers layer4,fc --reduce mean --batches 100 -o acts.pt
+///
+/// Exit codes: 0 done; 1 the model failed while traced (the partial summary is printed) or
+/// another error; 2 a command line or input it cannot act on (one line on stderr, no file
+/// written).
+
+#include "options.hpp"
+
+#include <recorder/capture/save.hpp>
+#include <recorder/recorder.hpp>
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <iterator>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unistd.h>
+#include <utility>
+#include <vector>
+
+namespace {
+
+namespace cli = recorder::cli;
+namespace rr = recorder::record;
+namespace rd = recorder::reduce;
+using cli::UsageError;
+
+/// The first line of an error message (a TorchScript error carries its traceback after it).
+std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
+
+/// A model failure already reported on stderr: main prints the partial summary and exits 1.
+struct Reported {
+  recorder::TraceError error;
+};
+
+// ---- what every subcommand takes: the model and its inputs -----------------------------------
+
+struct Common {
+  std::string model;
+  std::vector<std::string> input_sizes;
+  std::vector<std::string> input_files;
+  std::vector<std::string> dtypes;
+  std::int64_t seed = 0;
+  std::int64_t int_high = 1;
+  bool train = false;
+  bool eval = false;
+  bool no_grad = false;
+  bool aten_ops = false;
+};
+
+void add_common(CLI::App& sub, Common& c) {
+  sub.add_option("model", c.model, "The TorchScript model file (torch.jit.script(m).save(path) or torch.jit.trace)")
+      ->required();
+  sub.add_option("--input-size", c.input_sizes,
+                 "The sizes of a random input, like 1,3,224,224; once per model input, in order")
+      ->type_name("SIZES");
+  sub.add_option("--input", c.input_files,
+                 "A file saved with Python's torch.save holding an input tensor (used for every batch) or a "
+                 "list of them (one per batch); once per model input, in order")
+      ->type_name("FILE");
+  sub.add_option("--dtype", c.dtypes,
+                 "The dtype of the --input-size inputs (float32, float64, float16, bfloat16, int64, int32, int16, "
+                 "int8, uint8, bool); once for all, or once per input (default float32)")
+      ->type_name("DTYPE");
+  sub.add_option("--int-high", c.int_high,
+                 "Random integer inputs are drawn from [0, N): give a vocabulary size for token ids (default 1: "
+                 "zeros, as torchinfo)")
+      ->type_name("N");
+  sub.add_option("--seed", c.seed, "The seed of the random inputs (default 0)")->type_name("N");
+  auto* train = sub.add_flag("--train", c.train, "Run the model in train mode");
+  sub.add_flag("--eval", c.eval, "Run the model in eval mode (the default)")->excludes(train);
+  sub.add_flag("--no-grad", c.no_grad, "Run without autograd (torch::NoGradGuard)");
+  sub.add_flag("--aten-ops", c.aten_ops,
+               "Record the aten ops inside leaf modules too (record::AtenOps): drawn with "
+               "--show-module-functions, counted by --functional-mult-adds");
+}
+
+c10::ScalarType scalar_type(const std::string& name) {
+  if (name == "float32" || name == "float") return c10::kFloat;
+  if (name == "float64" || name == "double") return c10::kDouble;
+  if (name == "float16" || name == "half") return c10::kHalf;
+  if (name == "bfloat16") return c10::kBFloat16;
+  if (name == "int64" || name == "long") return c10::kLong;
+  if (name == "int32" || name == "int") return c10::kInt;
+  if (name == "int16") return c10::kShort;
+  if (name == "int8") return c10::kChar;
+  if (name == "uint8") return c10::kByte;
+  return c10::kBool;
+}
+
+/// The model's inputs, batch by batch: random ones of given sizes (fresh for every batch), or
+/// tensors from files (a list in a file gives one per batch, cycled).
+class Inputs {
+ public:
+  explicit Inputs(const Common& c) : int_high_(c.int_high) {
+    if (c.input_sizes.empty() == c.input_files.empty())
+      throw UsageError(c.input_sizes.empty()
+                           ? "recorder: give the model's inputs: --input-size 1,3,224,224 (once per input) or --input x.pt"
+                           : "recorder: give either --input-size or --input, not both");
+    if (c.int_high < 1) throw UsageError("recorder: --int-high must be at least 1");
+    for (const std::string& s : c.input_sizes) sizes_.push_back(cli::parse_sizes(s));
+    if (!c.dtypes.empty() && c.dtypes.size() != 1 && c.dtypes.size() != sizes_.size())
+      throw UsageError("recorder: give --dtype once, or once per --input-size (" + std::to_string(sizes_.size()) +
+                       "), not " + std::to_string(c.dtypes.size()) + " times");
+    if (!c.dtypes.empty() && sizes_.empty()) throw UsageError("recorder: --dtype applies to --input-size inputs only");
+    for (std::size_t i = 0; i < sizes_.size(); ++i)
+      dtypes_.push_back(c.dtypes.empty() ? "float32" : cli::parse_dtype(c.dtypes[c.dtypes.size() == 1 ? 0 : i]));
+    for (const std::string& f : c.input_files) files_.push_back(load_tensors(f));
+  }
+
+  /// How many batches the files hold (1 for random inputs or single tensors).
+  std::size_t stored_batches() const {
+    std::size_t n = 1;
+    for (const auto& f : files_) n = std::max(n, f.size());
+    return n;
+  }
+
+  /// The inputs of batch `i`.
+  std::vector<c10::IValue> batch(std::size_t i) const {
+    std::vector<c10::IValue> out;
+    for (std::size_t k = 0; k < sizes_.size(); ++k) {
+      const c10::ScalarType t = scalar_type(dtypes_[k]);
+      if (cli::is_integer_dtype(dtypes_[k]))
+        out.emplace_back(torch::randint(0, int_high_, sizes_[k], torch::TensorOptions().dtype(t)));
+      else
+        out.emplace_back(torch::randn(sizes_[k], torch::TensorOptions().dtype(t)));
+    }
+    for (const auto& f : files_) out.emplace_back(f[i % f.size()]);
+    return out;
+  }
+
+ private:
+  static std::vector<at::Tensor> load_tensors(const std::string& file) {
+    std::ifstream in(file, std::ios::binary);
+    if (!in) throw UsageError("recorder: cannot read --input '" + file + "'");
+    const std::vector<char> bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    c10::IValue v;
+    try {
+      v = torch::pickle_load(bytes);
+    } catch (const std::exception&) {
+      throw UsageError("recorder: --input '" + file + "' is not a tensor saved with torch.save");
+    }
+    std::vector<at::Tensor> out;
+    if (v.isTensor()) out.push_back(v.toTensor());
+    else if (v.isList() || v.isTuple()) {
+      const auto items = v.isList() ? v.toListRef().vec() : v.toTupleRef().elements().vec();
+      for (const c10::IValue& e : items) {
+        if (!e.isTensor()) throw UsageError("recorder: --input '" + file + "' holds a list with a non-tensor item");
+        out.push_back(e.toTensor());
+      }
+    }
+    if (out.empty())
+      throw UsageError("recorder: --input '" + file + "' holds " + std::string(v.tagKind()) +
+                       ", not a tensor or a list of tensors");
+    return out;
+  }
+
+  std::vector<std::vector<std::int64_t>> sizes_;
+  std::vector<std::string> dtypes_;
+  std::vector<std::vector<at::Tensor>> files_;
+  std::int64_t int_high_;
+};
+
+recorder::TraceOptions trace_options(const Common& c) {
+  return {.mode = c.train ? recorder::Mode::train : recorder::Mode::eval, .no_grad = c.no_grad};
+}
+
+/// One trace of the model on batch 0 (`record::Graph`, or `record::AtenOps`).
+recorder::Trace trace_once(const Common& c) {
+  torch::manual_seed(static_cast<std::uint64_t>(c.seed));
+  const Inputs inputs(c);
+  torch::jit::Module model = recorder::load_model(c.model);
+  if (c.aten_ops) return recorder::Tracer<rr::AtenOps>(trace_options(c)).run(model, inputs.batch(0));
+  return recorder::Tracer<rr::Graph>(trace_options(c)).run(model, inputs.batch(0));
+}
+
+void write_text(const std::string& out, const std::string& text) {
+  if (out.empty() || out == "-") {
+    std::cout << text;
+  } else {
+    recorder::detail::write_file_atomically(out, text);
+    std::cerr << "recorder: wrote " << out << "\n";
+  }
+}
+
+// ---- summary --------------------------------------------------------------------------------
+
+struct SummaryArgs {
+  Common common;
+  int depth = 3;
+  std::string columns;
+  std::string row_settings;
+  int col_width = 25;
+  bool ascii = false;
+  bool verbose = false;
+  bool all_outputs = false;
+  bool functional = false;
+  std::string out;
+};
+
+recorder::SummaryOptions summary_options(const SummaryArgs& a) {
+  recorder::SummaryOptions o;
+  o.depth = a.depth;
+  if (!a.columns.empty()) o.columns = cli::parse_columns(a.columns);
+  if (!a.row_settings.empty()) {
+    const cli::RowSettings r = cli::parse_row_settings(a.row_settings);
+    o.row_settings = r.rows;
+    o.ascii_only = r.ascii_only;
+  }
+  o.col_width = a.col_width;
+  o.ascii_only = o.ascii_only || a.ascii;
+  o.verbose = a.verbose;
+  o.all_outputs = a.all_outputs;
+  o.functional_mult_adds = a.functional;
+  return o;
+}
+
+int run_summary(const SummaryArgs& a) {
+  const recorder::SummaryOptions o = summary_options(a);
+  if (!a.out.empty() && a.out != "-") cli::check_writable(a.out);
+  write_text(a.out, recorder::summary(trace_once(a.common), o));
+  return 0;
+}
+
+// ---- draw -----------------------------------------------------------------------------------
+
+struct DrawArgs {
+  Common common;
+  std::string depth = "3";
+  bool expand_nested = false;
+  bool roll = false;
+  bool inner_tensors = false;
+  bool module_functions = false;
+  std::string direction = "TB";
+  bool no_shapes = false;
+  bool show_params = false;
+  bool not_strict = false;
+  std::string graph_name;
+  std::string format;
+  std::string out;
+};
+
+int run_draw(const DrawArgs& a) {
+  const std::filesystem::path out = a.out;
+  const cli::Format format = cli::parse_format(out, a.format);
+  const recorder::RenderOptions o{.depth = cli::parse_depth(a.depth),
+                                  .hide_inner_tensors = !a.inner_tensors,
+                                  .show_shapes = !a.no_shapes,
+                                  .direction = cli::parse_direction(a.direction),
+                                  .graph_name = a.graph_name,
+                                  .expand_nested = a.expand_nested,
+                                  .hide_module_functions = !a.module_functions,
+                                  .roll = a.roll,
+                                  .strict = !a.not_strict,
+                                  .show_params = a.show_params};
+  cli::check_writable(out);
+  const auto render = [&](const recorder::Trace& t) -> std::filesystem::path {
+    switch (format) {
+      case cli::Format::dot: return recorder::render_to_file<recorder::backend::Dot>(t, o, out);
+      case cli::Format::svg: return recorder::render_to_file<recorder::backend::Svg>(t, o, out);
+      case cli::Format::png: return recorder::render_to_file<recorder::backend::Png>(t, o, out);
+      case cli::Format::json: return recorder::render_to_file<recorder::backend::Json>(t, o, out);
+      case cli::Format::json_view: return recorder::render_to_file<recorder::backend::JsonView>(t, o, out);
+      case cli::Format::mermaid: return recorder::render_to_file<recorder::backend::Mermaid>(t, o, out);
+    }
+    return out;
+  };
+  std::optional<recorder::Trace> traced;
+  try {
+    traced.emplace(trace_once(a.common));
+  } catch (const recorder::TraceError& e) {
+    // What ran before the failure is drawn, the failed calls marked; main reports the failure.
+    if (e.partial_trace()) {
+      const std::filesystem::path partial = render(*e.partial_trace());
+      std::cerr << first_line(e.what()) << "\n"
+                << "recorder: wrote the graph of what ran before the failure to " << partial.string() << "\n";
+      throw Reported(e);
+    }
+    throw;
+  }
+  const recorder::Trace& t = *traced;
+  const std::filesystem::path written = render(t);
+  if (format == cli::Format::json) {
+    std::cout << "wrote " << written.string() << ": the recorded graph, " << t.graph.size() << " nodes, "
+              << t.graph.edge_count() << " edges\n";
+  } else {
+    const auto vg = recorder::visible_graph(t.graph, o);
+    std::cout << "wrote " << written.string() << ": " << vg.nodes.size() << " nodes, " << vg.edges.size()
+              << " edges\n";
+  }
+  return 0;
+}
+
+// ---- record ---------------------------------------------------------------------------------
+
+struct RecordArgs {
+  Common common;
+  std::string layers;
+  std::string what = "output";
+  std::string reduce = "all";
+  std::size_t batches = 0;
+  std::size_t bins = 100;
+  std::string range;
+  std::int64_t correction = 1;
+  std::size_t max_bytes = 0;
+  bool sample = false;
+  std::string out;
+};
+
+/// Progress on stderr: a line rewritten in place on a terminal, else a line per tenth.
+class Progress {
+ public:
+  explicit Progress(std::size_t total) : total_(total), tty_(::isatty(2) != 0) {}
+  void done(std::size_t n) {
+    if (total_ < 2) return;
+    if (tty_) {
+      std::cerr << "\rrecorder: batch " << n << "/" << total_ << (n == total_ ? "\n" : "") << std::flush;
+    } else if (n == total_ || n * 10 / total_ != (n - 1) * 10 / total_) {
+      std::cerr << "recorder: batch " << n << "/" << total_ << "\n";
+    }
+  }
+
+ private:
+  std::size_t total_;
+  bool tty_;
+};
+
+/// "1 batch", "3 batches".
+std::string counted(std::size_t n, std::string_view noun) {
+  std::string out = std::to_string(n) + " " + std::string(noun);
+  if (n != 1) out += noun.back() == 'h' ? "es" : "s";
+  return out;
+}
+
+template <recorder::What W, class R>
+int record_with(const RecordArgs& a, std::vector<recorder::LayerAddress> layers, R reduction) {
+  const Common& c = a.common;
+  constexpr bool gradients = W == recorder::What::backward_output || W == recorder::What::backward_input;
+  if (gradients && c.no_grad) throw UsageError("recorder: --what grad-output and grad-input need autograd: drop --no-grad");
+  torch::manual_seed(static_cast<std::uint64_t>(c.seed));
+  const Inputs inputs(c);
+  torch::jit::Module model = recorder::load_model(c.model);
+  rr::Capture<W, R> acts(std::move(layers), std::move(reduction));
+  if (a.sample) acts.data(recorder::Data::sample);
+  recorder::Tracer<rr::Capture<W, R>> tracer(trace_options(c), acts);
+  const std::size_t batches = a.batches > 0 ? a.batches : inputs.stored_batches();
+  Progress progress(batches);
+  for (std::size_t i = 0; i < batches; ++i) {
+    const auto t = tracer.run(model, inputs.batch(i));
+    if constexpr (gradients) {
+      // The gradient of the sum of every floating output: what a scalar loss would give.
+      at::Tensor loss;
+      recorder::detail::for_each_tensor(t.output, [&loss](const at::Tensor& y) {
+        if (!y.is_floating_point() || !y.requires_grad()) return;
+        loss = loss.defined() ? loss + y.sum() : y.sum();
+      });
+      if (!loss.defined()) throw UsageError("recorder: the model's outputs do not require grad: no gradients to record");
+      loss.backward();
+    }
+    progress.done(i + 1);
+  }
+  recorder::save(acts, a.out);
+  for (const auto& r : acts.records())
+    std::cout << r->key << " (" << r->class_name << ", " << r->label << "): " << counted(r->samples(), "sample")
+              << ", " << counted(r->tensors(), "tensor") << "\n";
+  std::cout << "wrote " << a.out << ": " << counted(acts.size(), "layer") << ", reduce::" << R::name << " over "
+            << counted(batches, "batch") << "\n";
+  return 0;
+}
+
+template <recorder::What W>
+int record_reduced(const RecordArgs& a, std::vector<recorder::LayerAddress> layers) {
+  switch (cli::parse_reduce(a.reduce)) {
+    case cli::Reduce::all: return record_with<W>(a, std::move(layers), rd::KeepAll{.max_bytes = a.max_bytes});
+    case cli::Reduce::last: return record_with<W>(a, std::move(layers), rd::Last{});
+    case cli::Reduce::sum: return record_with<W>(a, std::move(layers), rd::Sum{});
+    case cli::Reduce::mean: return record_with<W>(a, std::move(layers), rd::Mean{});
+    case cli::Reduce::moments: return record_with<W>(a, std::move(layers), rd::Moments{.correction = a.correction});
+    case cli::Reduce::minmax: return record_with<W>(a, std::move(layers), rd::MinMax{});
+    case cli::Reduce::histogram: {
+      if (a.range.empty()) throw UsageError("recorder: --reduce histogram needs --range lo,hi (and --bins, default 100)");
+      if (a.bins == 0) throw UsageError("recorder: --bins must be at least 1");
+      const auto [lo, hi] = cli::parse_range(a.range);
+      return record_with<W>(a, std::move(layers), rd::Histogram(a.bins, lo, hi));
+    }
+  }
+  return 1;
+}
+
+int run_record(const RecordArgs& a) {
+  std::vector<recorder::LayerAddress> layers = cli::parse_layers(a.layers);
+  const cli::Record what = cli::parse_what(a.what);
+  (void)cli::parse_reduce(a.reduce);
+  if (std::filesystem::path(a.out).extension().empty())
+    throw UsageError("recorder: -o '" + a.out + "' needs an extension, like acts.pt");
+  cli::check_writable(a.out);
+  using W = recorder::What;
+  switch (what) {
+    case cli::Record::output: return record_reduced<W::forward_output>(a, std::move(layers));
+    case cli::Record::input: return record_reduced<W::forward_input>(a, std::move(layers));
+    case cli::Record::pre: return record_reduced<W::forward_pre>(a, std::move(layers));
+    case cli::Record::grad_output: return record_reduced<W::backward_output>(a, std::move(layers));
+    case cli::Record::grad_input: return record_reduced<W::backward_input>(a, std::move(layers));
+  }
+  return 1;
+}
+
+/// Prints the summary of what ran before a failure (when there is one); exit code 1.
+int partial_summary(const recorder::TraceError& e) {
+  if (e.partial_trace()) {
+    std::cerr << "recorder: the model failed; the summary of what ran before the failure:\n";
+    std::cout << recorder::summary(*e.partial_trace());
+  }
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"recorder " + std::string(recorder::version) +
+               ": trace a TorchScript model as it runs, and show its layers (summary), draw it (draw) or record "
+               "the activations and gradients of chosen layers (record). Exit codes: 0 done, 1 the model failed "
+               "(the partial summary is printed), 2 a command line or input it cannot act on."};
+  app.name("recorder");
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string(recorder::version));
+
+  SummaryArgs summary;
+  CLI::App* sub_summary = app.add_subcommand("summary", "Print torchinfo's summary table of the model");
+  add_common(*sub_summary, summary.common);
+  sub_summary->add_option("--depth", summary.depth, "Rows down to this depth (default 3)");
+  sub_summary->add_option("--columns", summary.columns,
+                          "Columns, comma-separated: input_size, output_size, num_params, params_percent, "
+                          "kernel_size, groups, mult_adds, trainable (default output_size,num_params)");
+  sub_summary->add_option("--row-settings", summary.row_settings,
+                          "Row labels, comma-separated: depth, var_names, ascii_only (default depth)");
+  sub_summary->add_option("--col-width", summary.col_width, "Width of every column but the first (default 25)");
+  sub_summary->add_flag("--ascii", summary.ascii, "Tree drawn with ASCII characters");
+  sub_summary->add_flag("--verbose", summary.verbose, "One row per parameter under each module (torchinfo's verbose=2)");
+  sub_summary->add_flag("--all-outputs", summary.all_outputs, "Shapes of every output, not just the first");
+  sub_summary->add_flag("--functional-mult-adds", summary.functional,
+                        "Add the mult-adds of matmuls, convolutions and attention written as functions (with "
+                        "--aten-ops: inside leaf modules too), which torchinfo misses");
+  sub_summary->add_option("-o,--output", summary.out, "Write the table to this file instead of standard output");
+
+  DrawArgs draw;
+  CLI::App* sub_draw = app.add_subcommand(
+      "draw", "Draw the model's graph (torchview's pictures) into a file whose extension names the format");
+  add_common(*sub_draw, draw.common);
+  sub_draw->add_option("-o,--output", draw.out, "The file to write: .dot, .svg, .png (Graphviz), .json (the drawn graph), .mmd (Mermaid)")
+      ->required();
+  sub_draw->add_option("--format", draw.format, "dot, svg, png, json (the whole recorded graph), json-view, mermaid: overrides the extension");
+  sub_draw->add_option("--depth", draw.depth, "Modules deeper are not drawn: an integer, or inf (default 3)");
+  sub_draw->add_flag("--expand-nested", draw.expand_nested, "Draw composite modules as clusters around their contents");
+  sub_draw->add_flag("--roll", draw.roll, "Draw repeated calls of a module once");
+  sub_draw->add_flag("--show-inner-tensors", draw.inner_tensors, "Draw every intermediate tensor (torchview's hide_inner_tensors=False)");
+  sub_draw->add_flag("--show-module-functions", draw.module_functions,
+                     "Draw the ops inside leaf modules (needs --aten-ops; torchview's hide_module_functions=False)");
+  sub_draw->add_option("--direction", draw.direction, "TB, LR, BT or RL (default TB)");
+  sub_draw->add_flag("--no-shapes", draw.no_shapes, "Leave the input and output shapes off the nodes");
+  sub_draw->add_flag("--show-params", draw.show_params, "Show parameter counts on module nodes");
+  sub_draw->add_flag("--not-strict", draw.not_strict, "Draw parallel edges once per tensor, not merged");
+  sub_draw->add_option("--graph-name", draw.graph_name, "The graph's name (default: the model's class)");
+
+  RecordArgs record;
+  CLI::App* sub_record = app.add_subcommand(
+      "record", "Record the inputs, outputs or gradients of chosen layers over batches, reduced, into a file "
+                "Python's torch.load reads");
+  add_common(*sub_record, record.common);
+  sub_record->add_option("--layers", record.layers,
+                         "Layers, comma-separated: paths (layer4, layer1.0.relu#1), depth-index labels (3-18), "
+                         "class:Conv2d, index:5, all")
+      ->required();
+  sub_record->add_option("--what", record.what, "output, input (after the forward), pre (before it), grad-output, grad-input (default output)");
+  sub_record->add_option("--reduce", record.reduce, "all (keep every batch), last, sum, mean, moments, minmax, histogram (default all)");
+  sub_record->add_option("--batches", record.batches,
+                         "Forwards to run (default: as many as the --input files hold, else 1); fresh random inputs each");
+  sub_record->add_option("--bins", record.bins, "Histogram bins (default 100)");
+  sub_record->add_option("--range", record.range, "Histogram range lo,hi (needed by --reduce histogram)");
+  sub_record->add_option("--correction", record.correction, "Moments: the variance's correction, as torch.var (default 1)");
+  sub_record->add_option("--max-bytes", record.max_bytes, "--reduce all: stop with an error past this many bytes (default: no cap)");
+  sub_record->add_flag("--sample", record.sample, "Keep the first element of each batch only");
+  sub_record->add_option("-o,--output", record.out, "The file to write (a dict from layer to result, for torch.load)")->required();
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "recorder: " << e.what() << " (see recorder --help)\n";
+    return 2;
+  }
+
+  try {
+    if (*sub_summary) return run_summary(summary);
+    if (*sub_draw) return run_draw(draw);
+    if (*sub_record) return run_record(record);
+  } catch (const UsageError& e) {
+    std::cerr << e.what() << "\n";
+    return 2;
+  } catch (const recorder::ModelFileError& e) {
+    std::cerr << e.what() << "\n";
+    return 2;
+  } catch (const recorder::UnknownLayer& e) {
+    std::cerr << e.what() << "\n";
+    return 2;
+  } catch (const recorder::AmbiguousLayer& e) {
+    std::cerr << e.what() << "\n";
+    return 2;
+  } catch (const Reported& r) {
+    return partial_summary(r.error);
+  } catch (const recorder::TraceError& e) {
+    std::cerr << first_line(e.what()) << "\n";
+    return partial_summary(e);
+  } catch (const std::exception& e) {
+    std::cerr << first_line(e.what()) << "\n";
+    return 1;
+  }
+  return 1;
+}

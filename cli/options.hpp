@@ -1,0 +1,258 @@
+#pragma once
+/// The `recorder` command line's own words: parsing its option values into the library's types
+/// (no libtorch, tested on its own).
+
+#include <recorder/graph/address.hpp>
+#include <recorder/render/options.hpp>
+#include <recorder/render/summary.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
+#include <unistd.h>
+#include <vector>
+
+namespace recorder::cli {
+
+/// A command line the program cannot act on: one line for the user, exit code 2.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// The comma-separated items of `text` ("a,b,,c" -> a, b, c; spaces around items dropped).
+inline std::vector<std::string> split(std::string_view text) {
+  std::vector<std::string> out;
+  std::size_t at = 0;
+  while (at <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', at), text.size());
+    std::string_view item = text.substr(at, comma - at);
+    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+    if (!item.empty()) out.emplace_back(item);
+    at = comma + 1;
+  }
+  return out;
+}
+
+/// "1,3,224,224" -> {1, 3, 224, 224}; every size a positive integer (`--input-size`).
+inline std::vector<std::int64_t> parse_sizes(std::string_view text) {
+  const std::vector<std::string> items = split(text);
+  if (items.empty()) throw UsageError("recorder: --input-size '" + std::string(text) + "' is empty; write sizes like 1,3,224,224");
+  std::vector<std::int64_t> sizes;
+  for (const std::string& item : items) {
+    std::int64_t v = 0;
+    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+    if (ec != std::errc{} || end != item.data() + item.size() || v <= 0)
+      throw UsageError("recorder: --input-size '" + std::string(text) + "': '" + item +
+                       "' is not a positive integer; write sizes like 1,3,224,224");
+    sizes.push_back(v);
+  }
+  return sizes;
+}
+
+/// The dtypes `--dtype` takes, as Python spells them.
+inline constexpr std::string_view dtype_names[] = {"float32", "float", "float64", "double", "float16", "half",
+                                                   "bfloat16", "int64", "long", "int32", "int", "int16",
+                                                   "int8", "uint8", "bool"};
+
+/// A dtype name as Python spells it ("float32", "long", ...); throws `UsageError` otherwise.
+inline std::string parse_dtype(std::string_view name) {
+  for (std::string_view d : dtype_names)
+    if (d == name) return std::string(name);
+  std::string known;
+  for (std::string_view d : dtype_names) known += (known.empty() ? "" : ", ") + std::string(d);
+  throw UsageError("recorder: unknown --dtype '" + std::string(name) + "' (one of " + known + ")");
+}
+
+/// True for the integer (and bool) dtypes: their random inputs are integers.
+inline bool is_integer_dtype(std::string_view name) {
+  return name != "float32" && name != "float" && name != "float64" && name != "double" && name != "float16" &&
+         name != "half" && name != "bfloat16";
+}
+
+/// torchinfo's column names ("input_size,output_size,num_params,mult_adds").
+inline std::vector<SummaryColumn> parse_columns(std::string_view text) {
+  struct Name {
+    std::string_view name;
+    SummaryColumn column;
+  };
+  static constexpr Name names[] = {
+      {"input_size", SummaryColumn::input_size},     {"output_size", SummaryColumn::output_size},
+      {"num_params", SummaryColumn::num_params},     {"params_percent", SummaryColumn::params_percent},
+      {"kernel_size", SummaryColumn::kernel_size},   {"groups", SummaryColumn::groups},
+      {"mult_adds", SummaryColumn::mult_adds},       {"trainable", SummaryColumn::trainable}};
+  std::vector<SummaryColumn> out;
+  for (const std::string& item : split(text)) {
+    bool found = false;
+    for (const Name& n : names)
+      if (n.name == item) {
+        out.push_back(n.column);
+        found = true;
+      }
+    if (!found) {
+      std::string known;
+      for (const Name& n : names) known += (known.empty() ? "" : ", ") + std::string(n.name);
+      throw UsageError("recorder: unknown column '" + item + "' in --columns (one of " + known + ")");
+    }
+  }
+  if (out.empty()) throw UsageError("recorder: --columns is empty");
+  return out;
+}
+
+/// What `--row-settings` sets: torchinfo's `depth`, `var_names`, `ascii_only`.
+struct RowSettings {
+  std::vector<SummaryRow> rows;
+  bool ascii_only = false;
+};
+
+inline RowSettings parse_row_settings(std::string_view text) {
+  RowSettings out;
+  for (const std::string& item : split(text)) {
+    if (item == "depth") out.rows.push_back(SummaryRow::depth);
+    else if (item == "var_names") out.rows.push_back(SummaryRow::var_names);
+    else if (item == "ascii_only") out.ascii_only = true;
+    else throw UsageError("recorder: unknown row setting '" + item + "' in --row-settings (one of depth, var_names, ascii_only)");
+  }
+  return out;
+}
+
+/// `--depth`: an integer >= 0, or "inf" (or "none") for no limit.
+inline std::optional<int> parse_depth(std::string_view text) {
+  if (text == "inf" || text == "none" || text == "unlimited") return std::nullopt;
+  int v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc{} || end != text.data() + text.size() || v < 0)
+    throw UsageError("recorder: --depth '" + std::string(text) + "' is neither an integer >= 0 nor 'inf'");
+  return v;
+}
+
+inline Direction parse_direction(std::string_view text) {
+  if (text == "TB") return Direction::TB;
+  if (text == "LR") return Direction::LR;
+  if (text == "BT") return Direction::BT;
+  if (text == "RL") return Direction::RL;
+  throw UsageError("recorder: --direction '" + std::string(text) + "' is not one of TB, LR, BT, RL");
+}
+
+/// The formats `draw` writes, chosen by the output's extension (or `--format`).
+enum class Format { dot, svg, png, json, json_view, mermaid };
+
+/// The format of output file `path` (`.dot .svg .png .json .mmd`), or `format` when given
+/// ("dot", "svg", "png", "json" for the whole recorded graph, "json-view" for the drawn one,
+/// "mermaid").
+inline Format parse_format(const std::filesystem::path& path, std::string_view format = {}) {
+  std::string_view f = format;
+  const std::string ext = path.extension().string();
+  if (f.empty()) {
+    if (ext == ".dot" || ext == ".gv") return Format::dot;
+    if (ext == ".svg") return Format::svg;
+    if (ext == ".png") return Format::png;
+    if (ext == ".json") return Format::json_view;
+    if (ext == ".mmd") return Format::mermaid;
+    throw UsageError("recorder: cannot tell the format of '" + path.string() +
+                     "' from its extension: use .dot, .svg, .png, .json or .mmd, or --format");
+  }
+  if (f == "dot") return Format::dot;
+  if (f == "svg") return Format::svg;
+  if (f == "png") return Format::png;
+  if (f == "json") return Format::json;
+  if (f == "json-view") return Format::json_view;
+  if (f == "mermaid") return Format::mermaid;
+  throw UsageError("recorder: --format '" + std::string(format) + "' is not one of dot, svg, png, json, json-view, mermaid");
+}
+
+/// The layer addresses of `--layers` ("layer4,fc", "3-18", "class:Conv2d", "index:5", "all").
+inline std::vector<LayerAddress> parse_layers(std::string_view text) {
+  std::vector<LayerAddress> out;
+  for (const std::string& item : split(text)) {
+    if (item == "all") {
+      out.push_back(all_layers());
+    } else if (item.rfind("class:", 0) == 0) {
+      out.push_back(by_class(item.substr(6)));
+    } else if (item.rfind("index:", 0) == 0) {
+      std::size_t v = 0;
+      const std::string n = item.substr(6);
+      const auto [end, ec] = std::from_chars(n.data(), n.data() + n.size(), v);
+      if (ec != std::errc{} || end != n.data() + n.size())
+        throw UsageError("recorder: --layers '" + item + "': index:N needs a non-negative integer");
+      out.push_back(by_index(v));
+    } else {
+      out.emplace_back(item);
+    }
+  }
+  if (out.empty())
+    throw UsageError("recorder: --layers is empty; name layers like layer4,fc or 3-18, class:Conv2d, index:5, all");
+  return out;
+}
+
+/// What `record --what` records (the library's `recorder::What`, without its ATen header).
+enum class Record { output, input, pre, grad_output, grad_input };
+
+inline Record parse_what(std::string_view text) {
+  if (text == "output") return Record::output;
+  if (text == "input") return Record::input;
+  if (text == "pre") return Record::pre;
+  if (text == "grad-output") return Record::grad_output;
+  if (text == "grad-input") return Record::grad_input;
+  throw UsageError("recorder: --what '" + std::string(text) + "' is not one of output, input, pre, grad-output, grad-input");
+}
+
+/// The reductions `record --reduce` takes.
+enum class Reduce { all, last, sum, mean, moments, minmax, histogram };
+
+inline Reduce parse_reduce(std::string_view text) {
+  if (text == "all") return Reduce::all;
+  if (text == "last") return Reduce::last;
+  if (text == "sum") return Reduce::sum;
+  if (text == "mean") return Reduce::mean;
+  if (text == "moments") return Reduce::moments;
+  if (text == "minmax") return Reduce::minmax;
+  if (text == "histogram") return Reduce::histogram;
+  throw UsageError("recorder: --reduce '" + std::string(text) + "' is not one of all, last, sum, mean, moments, minmax, histogram");
+}
+
+/// `--range lo,hi` of a histogram: two finite numbers, lo < hi.
+inline std::pair<double, double> parse_range(std::string_view text) {
+  const std::vector<std::string> items = split(text);
+  if (items.size() != 2) throw UsageError("recorder: --range '" + std::string(text) + "' needs two numbers, like -4,4");
+  double v[2];
+  for (int i = 0; i < 2; ++i) {
+    try {
+      std::size_t used = 0;
+      v[i] = std::stod(items[static_cast<std::size_t>(i)], &used);
+      if (used != items[static_cast<std::size_t>(i)].size()) throw std::invalid_argument("trailing");
+    } catch (const std::exception&) {
+      throw UsageError("recorder: --range '" + std::string(text) + "': '" + items[static_cast<std::size_t>(i)] +
+                       "' is not a number");
+    }
+  }
+  if (!(v[0] < v[1])) throw UsageError("recorder: --range '" + std::string(text) + "' needs lo < hi");
+  return {v[0], v[1]};
+}
+
+/// Throws `UsageError` unless `path` can be written (its folder exists and is writable, and the
+/// file, if there, is writable): checked before a long run, so it fails at once.
+inline void check_writable(const std::filesystem::path& path) {
+  const std::filesystem::path folder = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+  std::error_code ec;
+  if (!std::filesystem::is_directory(folder, ec))
+    throw UsageError("recorder: cannot write '" + path.string() + "': '" + folder.string() +
+                     (std::filesystem::exists(folder, ec) ? "' is not a folder" : "' does not exist"));
+  if (std::filesystem::is_directory(path, ec))
+    throw UsageError("recorder: cannot write '" + path.string() + "': it is a directory");
+  if (::access(folder.c_str(), W_OK) != 0)
+    throw UsageError("recorder: cannot write '" + path.string() + "': folder '" + folder.string() + "' is not writable");
+  if (std::filesystem::exists(path, ec) && ::access(path.c_str(), W_OK) != 0)
+    throw UsageError("recorder: cannot write '" + path.string() + "': permission denied");
+}
+
+}  // namespace recorder::cli

@@ -1,0 +1,69 @@
+"""Checks, in Python, what `recorder record` wrote: the file loads with torch.load and holds what
+the model's own submodules give on the same inputs.
+
+    python3 check_record.py keys <acts.pt>
+        prints "key: shape" (or "key: {field: ...}" for dicts) for every entry, in order
+    python3 check_record.py mlp-mean <mlp_script.pt> <batches.pt> <acts.pt>
+        acts["fc1"], acts["fc3"] are the element-wise means over the batches of fc1's and fc3's outputs
+    python3 check_record.py mlp-grad <mlp_script.pt> <batches.pt> <acts.pt>
+        acts["fc1"] is the sum over the batches of d(sum of the output)/d(fc1's output)
+
+Prints "ok" when the check holds, else what differs (exit status 1).
+"""
+import sys
+
+import torch
+import torch.nn.functional as F
+
+
+def describe(v):
+    if torch.is_tensor(v):
+        return str(list(v.shape))
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{k}: {describe(x)}" for k, x in v.items()) + "}"
+    return repr(v)
+
+
+def fail(message):
+    print(message)
+    sys.exit(1)
+
+
+def same(name, got, want):
+    if got.shape != want.shape:
+        fail(f"{name}: shape {list(got.shape)}, expected {list(want.shape)}")
+    if not torch.allclose(got, want, rtol=1e-5, atol=1e-6):
+        fail(f"{name}: largest difference {(got - want).abs().max().item()}")
+
+
+mode = sys.argv[1]
+if mode == "keys":
+    for key, value in torch.load(sys.argv[2]).items():
+        print(f"{key}: {describe(value)}")
+    sys.exit(0)
+
+model = torch.jit.load(sys.argv[2]).eval()
+batches = torch.load(sys.argv[3])
+acts = torch.load(sys.argv[4])
+if mode == "mlp-mean":
+    with torch.no_grad():
+        fc1 = torch.stack([model.fc1(x) for x in batches]).mean(0)
+        fc3 = torch.stack([model(x) for x in batches]).mean(0)
+    if list(acts.keys()) != ["fc1", "fc3"]:
+        fail(f"keys {list(acts.keys())}, expected ['fc1', 'fc3']")
+    same("fc1", acts["fc1"], fc1)
+    same("fc3", acts["fc3"], fc3)
+elif mode == "mlp-grad":
+    total = None
+    for x in batches:
+        h = model.fc1(x)
+        h.retain_grad()
+        y = model.fc3(F.relu(model.fc2(F.relu(h))))
+        y.sum().backward()
+        total = h.grad if total is None else total + h.grad
+    if list(acts.keys()) != ["fc1"]:
+        fail(f"keys {list(acts.keys())}, expected ['fc1']")
+    same("fc1", acts["fc1"], total)
+else:
+    fail(f"unknown mode {mode}")
+print("ok")
