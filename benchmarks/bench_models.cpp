@@ -2,7 +2,8 @@
 ///
 /// For each model, in one run of this program:
 ///   Plain     `model->forward(x)` on `torch::Tensor`
-///   Traced    `recorder::Tracer<recorder::record::Graph>{}.run(model, x)` (graph recorded)
+///   Traced    `recorder::Tracer<recorder::record::Graph>{}.run(model, x)` (graph recorded;
+///             one tracer per benchmark, made before the timed loop)
 ///   Off       `recorder::Tracer<recorder::record::Off>{}.run(model, x)` (nothing recorded)
 ///   JitTrace  `torch::jit::tracer::trace(...)` over the same plain forward: one trace call,
 ///             producing a TorchScript graph (the in-process C++ peer of the recorder)
@@ -20,13 +21,13 @@
 
 #include "chain.hpp"
 #include "summary.hpp"
+#include "templated.hpp"
 
 #include <models/mlp.hpp>
 #include <models/resnet.hpp>
 
 #include <recorder/recorder.hpp>
 
-#include <torch/csrc/jit/frontend/tracer.h>
 #include <torch/torch.h>
 
 #include <benchmark/benchmark.h>
@@ -41,6 +42,15 @@
 #include <utility>
 
 namespace {
+
+using bench::bm_jit_trace;
+using bench::bm_plain;
+using bench::bm_traced;
+using bench::Fixture;
+using bench::fixture;
+using bench::frozen_fixture;
+using bench::make_chain;
+using bench::make_resnet;
 
 // ---- models ---------------------------------------------------------------------------------
 
@@ -62,40 +72,6 @@ recorder::Sequential<Block> make_stack(int depth = kStackDepth) {
   recorder::Sequential<Block> s;
   for (int i = 0; i < depth; ++i) s->push_back(Block());
   return s;
-}
-
-/// The chain of bench_ops as a module: 1,000 tiny ops on a [4] tensor.
-struct ChainImpl : torch::nn::Module {
-  ChainImpl() : torch::nn::Module("Chain") {}
-  template <recorder::tensor_like T>
-  T forward(T x) {
-    return bench::chain(x);
-  }
-};
-TORCH_MODULE(Chain);
-
-/// A model and its input, built once (the first benchmark that needs it).
-template <class M>
-struct Fixture {
-  M model;
-  at::Tensor input;
-};
-
-/// For `torch::jit::tracer::trace` without a `torch::jit::Module` (`self` is null), the
-/// parameters are captured as constants, and libtorch refuses a constant that requires grad.
-/// The JitTrace benchmarks therefore run on a twin of the model (same seed, same weights) whose
-/// parameters do not require grad; in eval mode under NoGradGuard its forward does the same work.
-template <class M>
-Fixture<M> frozen(Fixture<M> f) {
-  for (auto& p : f.model->parameters()) p.requires_grad_(false);
-  return f;
-}
-
-Fixture<models::ResNet> make_resnet() {
-  torch::manual_seed(0);
-  models::ResNet m = models::ResNet18();
-  m->eval();
-  return {m, torch::randn({1, 3, 224, 224})};
 }
 
 Fixture<recorder::Sequential<Block>> make_stack_fixture() {
@@ -125,45 +101,9 @@ Fixture<models::MLP> make_mlp() {
   return {m, torch::randn({1, 784})};
 }
 
-Fixture<Chain> make_chain() { return {Chain(), torch::ones({4})}; }
+// ---- the four ways to run a model: Plain, Traced and JitTrace in templated.hpp, and Off ------
 
-template <auto Make>
-auto& fixture() {
-  static auto f = Make();
-  return f;
-}
-template <auto Make>
-auto& frozen_fixture() {
-  static auto f = frozen(Make());
-  return f;
-}
-
-// ---- the four ways to run a model -----------------------------------------------------------
-
-template <class F>
-void bm_plain(benchmark::State& state, F& f) {
-  torch::NoGradGuard no_grad;
-  for (auto _ : state) {
-    at::Tensor y = f.model->forward(f.input);
-    benchmark::DoNotOptimize(y);
-  }
-}
-
-template <class F>
-void bm_traced(benchmark::State& state, F& f) {
-  torch::NoGradGuard no_grad;
-  std::size_t nodes = 0;
-  std::size_t edges = 0;
-  for (auto _ : state) {
-    auto trace = recorder::Tracer<recorder::record::Graph>{}.run(f.model, f.input);
-    benchmark::DoNotOptimize(trace);
-    nodes = trace.graph.size();
-    edges = trace.graph.edge_count();
-  }
-  state.counters["nodes"] = static_cast<double>(nodes);
-  state.counters["edges"] = static_cast<double>(edges);
-}
-
+/// `Tracer<record::Off>{}.run(model, input)`: the tracer's fixed costs, nothing recorded.
 template <class F>
 void bm_off(benchmark::State& state, F& f) {
   torch::NoGradGuard no_grad;
@@ -171,35 +111,6 @@ void bm_off(benchmark::State& state, F& f) {
     auto trace = recorder::Tracer<recorder::record::Off>{}.run(f.model, f.input);
     benchmark::DoNotOptimize(trace);
   }
-}
-
-/// One `torch::jit::tracer::trace` call (libtorch 1.13):
-///   trace(Stack inputs, const std::function<Stack(Stack)>& traced_fn,
-///         std::function<std::string(const Variable&)> var_name_lookup_fn,
-///         bool strict = true, bool force_outplace = false, Module* self = nullptr,
-///         const std::vector<std::string>& argument_names = {})
-/// The parameters are not inputs (self is null): the tracer records them as constants
-/// (see `frozen`).
-template <class F>
-void bm_jit_trace(benchmark::State& state, F& f) {
-  torch::NoGradGuard no_grad;
-  std::size_t nodes = 0;
-  for (auto _ : state) {
-    auto traced = torch::jit::tracer::trace(
-        torch::jit::Stack{c10::IValue(f.input)},
-        [&f](torch::jit::Stack in) -> torch::jit::Stack {
-          return {c10::IValue(f.model->forward(in.at(0).toTensor()))};
-        },
-        [](const torch::autograd::Variable&) { return std::string(); },
-        /*strict=*/true, /*force_outplace=*/false);
-    benchmark::DoNotOptimize(traced);
-    nodes = 0;
-    for (auto* n : traced.first->graph->nodes()) {
-      (void)n;
-      ++nodes;
-    }
-  }
-  state.counters["jit_nodes"] = static_cast<double>(nodes);
 }
 
 // ---- recording over many batches --------------------------------------------------------------

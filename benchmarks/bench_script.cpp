@@ -43,12 +43,10 @@
 
 #include "chain.hpp"
 #include "summary.hpp"
-
-#include <models/resnet.hpp>
+#include "templated.hpp"
 
 #include <recorder/recorder.hpp>
 
-#include <torch/csrc/jit/frontend/tracer.h>
 #include <torch/csrc/jit/runtime/graph_executor.h>
 #include <torch/script.h>
 #include <torch/torch.h>
@@ -157,48 +155,6 @@ ScriptFixture& script_chain() {
   return f;
 }
 
-/// The templated chain: bench_models' Chain1000.
-struct ChainImpl : torch::nn::Module {
-  ChainImpl() : torch::nn::Module("Chain") {}
-  template <recorder::tensor_like T>
-  T forward(T x) {
-    return bench::chain(x);
-  }
-};
-TORCH_MODULE(Chain);
-
-/// A templated model, its input and a reused tracer.
-template <class M>
-struct Fixture {
-  M model;
-  at::Tensor input;
-  GraphTracer tracer{kEval};
-};
-
-Fixture<models::ResNet> make_resnet() {
-  torch::manual_seed(0);
-  models::ResNet m = models::ResNet18();
-  m->eval();
-  return {m, torch::randn({1, 3, 224, 224})};
-}
-
-/// For `torch::jit::tracer::trace` without a `torch::jit::Module` as `self` the parameters are
-/// captured as constants, which must not require grad: a twin (same seed, same weights) whose
-/// parameters do not (see bench_models.cpp).
-Fixture<models::ResNet> make_frozen_resnet() {
-  auto f = make_resnet();
-  for (auto& p : f.model->parameters()) p.requires_grad_(false);
-  return f;
-}
-
-Fixture<Chain> make_chain() { return {Chain(), torch::ones({4})}; }
-
-template <auto Make>
-auto& fixture() {
-  static auto f = Make();
-  return f;
-}
-
 // ---- timing helpers -----------------------------------------------------------------------------
 
 void set_per_op_counter(benchmark::State& state) {
@@ -304,50 +260,15 @@ void bm_script_paired(benchmark::State& state, ScriptFixture& f, int ops) {
       [&f] { benchmark::DoNotOptimize(f.tracer.run(f.model, f.input)); }, ops);
 }
 
-// ---- the ways to run a templated model --------------------------------------------------------
+// ---- the ways to run a templated model (Plain, Traced, JitTrace: templated.hpp) ---------------
 
-template <class F>
-void bm_plain(benchmark::State& state, F& f) {
-  torch::NoGradGuard no_grad;
-  for (auto _ : state) {
-    at::Tensor y = f.model->forward(f.input);
-    benchmark::DoNotOptimize(y);
-  }
-}
-
-template <class F>
-void bm_traced(benchmark::State& state, F& f) {
-  torch::NoGradGuard no_grad;
-  std::size_t nodes = 0;
-  for (auto _ : state) {
-    auto trace = f.tracer.run(f.model, f.input);
-    benchmark::DoNotOptimize(trace);
-    nodes = trace.graph.size();
-  }
-  state.counters["nodes"] = static_cast<double>(nodes);
-}
-
-/// One `torch::jit::tracer::trace` call around the plain forward (see bench_models.cpp).
-template <class F>
-void bm_jit_trace(benchmark::State& state, F& f) {
-  torch::NoGradGuard no_grad;
-  for (auto _ : state) {
-    auto traced = torch::jit::tracer::trace(
-        torch::jit::Stack{c10::IValue(f.input)},
-        [&f](torch::jit::Stack in) -> torch::jit::Stack {
-          return {c10::IValue(f.model->forward(in.at(0).toTensor()))};
-        },
-        [](const torch::autograd::Variable&) { return std::string(); },
-        /*strict=*/true, /*force_outplace=*/false);
-    benchmark::DoNotOptimize(traced);
-  }
-}
-
+/// Paired for a templated model, through one tracer reused by every iteration.
 template <class F>
 void bm_templated_paired(benchmark::State& state, F& f, int ops) {
+  GraphTracer tracer(kEval);
   bm_paired(
       state, [&f] { benchmark::DoNotOptimize(f.model->forward(f.input)); },
-      [&f] { benchmark::DoNotOptimize(f.tracer.run(f.model, f.input)); }, ops);
+      [&f, &tracer] { benchmark::DoNotOptimize(tracer.run(f.model, f.input)); }, ops);
 }
 
 // ---- registration -----------------------------------------------------------------------------
@@ -375,9 +296,13 @@ BENCHMARK(BM_ScriptResNet18_AtenOps)->Unit(benchmark::kMillisecond)->UseRealTime
 BENCHMARK(BM_ScriptResNet18_FirstTrace)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(kFirstTraceIterations);
 BENCHMARK(BM_ScriptResNet18_Paired)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(kResNetMinTime);
 
-void BM_ResNet18_Plain(benchmark::State& s) { bm_plain(s, fixture<make_resnet>()); }
-void BM_ResNet18_Traced(benchmark::State& s) { bm_traced(s, fixture<make_resnet>()); }
-void BM_ResNet18_JitTrace(benchmark::State& s) { bm_jit_trace(s, fixture<make_frozen_resnet>()); }
+void BM_ResNet18_Plain(benchmark::State& s) { bench::bm_plain(s, bench::fixture<bench::make_resnet>()); }
+void BM_ResNet18_Traced(benchmark::State& s) {
+  bench::bm_traced(s, bench::fixture<bench::make_resnet>(), kEval);
+}
+void BM_ResNet18_JitTrace(benchmark::State& s) {
+  bench::bm_jit_trace(s, bench::frozen_fixture<bench::make_resnet>());
+}
 BENCHMARK(BM_ResNet18_Plain)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(kResNetMinTime);
 BENCHMARK(BM_ResNet18_Traced)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(kResNetMinTime);
 BENCHMARK(BM_ResNet18_JitTrace)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(kResNetMinTime);
@@ -403,14 +328,16 @@ BENCHMARK(BM_ScriptChain1000_FirstTrace)->Unit(benchmark::kMillisecond)->UseReal
 BENCHMARK(BM_ScriptChain1000_Paired)->Unit(benchmark::kMicrosecond)->UseRealTime()->MinTime(kChainMinTime);
 
 void BM_Chain1000_Plain(benchmark::State& s) {
-  bm_plain(s, fixture<make_chain>());
+  bench::bm_plain(s, bench::fixture<bench::make_chain>());
   set_per_op_counter(s);
 }
 void BM_Chain1000_Traced(benchmark::State& s) {
-  bm_traced(s, fixture<make_chain>());
+  bench::bm_traced(s, bench::fixture<bench::make_chain>(), kEval);
   set_per_op_counter(s);
 }
-void BM_Chain1000_Paired(benchmark::State& s) { bm_templated_paired(s, fixture<make_chain>(), kChainOps); }
+void BM_Chain1000_Paired(benchmark::State& s) {
+  bm_templated_paired(s, bench::fixture<bench::make_chain>(), kChainOps);
+}
 BENCHMARK(BM_Chain1000_Plain)->Unit(benchmark::kMicrosecond)->UseRealTime()->MinTime(kChainMinTime);
 BENCHMARK(BM_Chain1000_Traced)->Unit(benchmark::kMicrosecond)->UseRealTime()->MinTime(kChainMinTime);
 BENCHMARK(BM_Chain1000_Paired)->Unit(benchmark::kMicrosecond)->UseRealTime()->MinTime(kChainMinTime);

@@ -19,7 +19,7 @@ set(RECORDER_TESTING_DIR "${CMAKE_CURRENT_LIST_DIR}")
 
 # Debian's python3 (with python3-torch and python3-torchvision): /usr/bin/python3 first, then any
 # python3 on PATH. It writes the TorchScript test models into RECORDER_SCRIPT_MODELS (the
-# fixture `script_models` of tests/script; tests/cli, the script_model example and bench_script
+# fixture `script_models` of tests/script; cli/tests, the script_model example and bench_script
 # use them too) and checks files written for Python.
 find_program(RECORDER_PYTHON3 NAMES python3 PATHS /usr/bin NO_DEFAULT_PATH)
 if(NOT RECORDER_PYTHON3)

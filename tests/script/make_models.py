@@ -196,6 +196,18 @@ class Tied(nn.Module):
         return self.b(self.a(x))
 
 
+class TwoInputs(nn.Module):
+    """Two inputs of different dtypes: features [seq, batch, 64] and token ids [seq, batch]."""
+
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(64, 32)
+        self.embed = nn.Embedding(10, 32)
+
+    def forward(self, x, tokens):
+        return self.proj(x) + self.embed(tokens)
+
+
 # ---- torchinfo's mult-adds, from forward hooks (independent of the C++ code) --------------
 def torchinfo_numbers(model, *inputs):
     """Parameters (each tensor once) and torchinfo's Mult-Adds: for every call of a module
@@ -261,6 +273,7 @@ torch.jit.trace(lstm, tokens).save(path("lstm_trace.pt"))
 torch.jit.script(TransformerEncoderModel().eval()).save(path("transformer_script.pt"))
 torch.jit.script(Custom()).save(path("custom_script.pt"))
 torch.jit.script(Tied()).save(path("tied_script.pt"))
+torch.jit.script(TwoInputs()).save(path("two_inputs_script.pt"))
 
 # Inputs the command line reads: one tensor, a list of batches.
 torch.save([torch.randn(2, 784) for _ in range(3)], path("mlp_batches.pt"))

@@ -163,6 +163,33 @@ BOOST_AUTO_TEST_CASE(summary_options_and_integer_inputs_give_the_templated_model
   BOOST_TEST(read(dir / "mlp.txt").find("MLP                                      [4, 10]") != std::string::npos);
 }
 
+BOOST_AUTO_TEST_CASE(several_inputs_each_with_its_size_and_dtype) {
+  // forward(x, tokens): features [16, 2, 64] and token ids [16, 2] below 10.
+  const Run r = recorder_cli({"summary", model("two_inputs_script.pt"), "--input-size", "16,2,64", "--input-size",
+                              "16,2", "--dtype", "float32", "--dtype", "int64", "--int-high", "10", "--columns",
+                              "input_size,output_size,num_params"});
+  BOOST_TEST(r.code == 0);
+  const std::vector<std::string> table = lines(r.out);
+  BOOST_REQUIRE(table.size() >= 10u);
+  BOOST_TEST(table[3] == "TwoInputs                                [16, 2, 64]               [16, 2, 32]               --");
+  BOOST_TEST(table[4] == "├─Linear: 1-1                            [16, 2, 64]               [16, 2, 32]               2,080");
+  BOOST_TEST(table[5] == "├─Embedding: 1-2                         [16, 2]                   [16, 2, 32]               320");
+  BOOST_TEST(table[7] == "Total params: 2,400");
+  // One dtype for two inputs makes the tokens float: Embedding refuses them, and says so.
+  const Run wrong = recorder_cli({"summary", model("two_inputs_script.pt"), "--input-size", "16,2,64",
+                                  "--input-size", "16,2"});
+  BOOST_TEST(wrong.code == 1);
+  BOOST_TEST(wrong.err.rfind("recorder: op 'embedding' failed in module 'embed' (Embedding): ", 0) == 0u);
+  // The same seed gives the same inputs, so the same recording.
+  const fs::path dir = scratch("seed");
+  for (const char* name : {"a.pt", "b.pt"})
+    BOOST_TEST(recorder_cli({"record", model("two_inputs_script.pt"), "--input-size", "16,2,64", "--input-size",
+                             "16,2", "--dtype", "float32", "--dtype", "int64", "--int-high", "10", "--seed", "7", "--layers", "embed",
+                             "--reduce", "last", "-o", (dir / name).string()})
+                   .code == 0);
+  BOOST_TEST(read(dir / "a.pt") == read(dir / "b.pt"));
+}
+
 BOOST_AUTO_TEST_CASE(readme_shows_what_the_program_prints) {
   const std::string command = "recorder summary resnet18.pt --input-size 1,3,224,224 --depth 1";
   const Run r = recorder_cli({"summary", model("resnet18_script.pt"), "--input-size", "1,3,224,224", "--depth", "1"});
