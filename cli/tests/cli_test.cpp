@@ -355,6 +355,9 @@ BOOST_AUTO_TEST_CASE(what_it_cannot_act_on_gets_one_line_exit_2_and_no_file) {
       {{"record", resnet, "--input-size", "1,3,32,32", "--layers", "layer9", "-o", out},
        "recorder: unknown layer 'layer9': no module has this path; nearest: layer1, layer2, layer3, layer4, "
        "layer1.0"},
+      {{"record", resnet, "--input-size", "1,3,32,32", "--layers", "layer9,fc9,fc", "-o", out},
+       "recorder: 2 unknown layers: 'layer9' (no module has this path; nearest: layer1, layer2, layer3, layer4, "
+       "layer1.0) and 'fc9' (no module has this path; nearest: fc, bn1, relu, conv1, layer1)"},
       {{"record", resnet, "--input-size", "1,3,32,32", "--layers", "fc", "--reduce", "histogram", "-o", out},
        "recorder: --reduce histogram needs --range lo,hi (and --bins, default 100)"},
       {{"record", resnet, "--input-size", "1,3,32,32", "--layers", "fc", "--what", "grad-output", "--no-grad", "-o",

@@ -7,6 +7,7 @@
 
 #include <recorder/config.hpp>
 #include <recorder/error.hpp>
+#include <recorder/file_error.hpp>
 #include <recorder/fwd.hpp>
 #include <recorder/graph/address.hpp>
 #include <recorder/graph/graph.hpp>

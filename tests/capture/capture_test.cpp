@@ -169,8 +169,18 @@ BOOST_AUTO_TEST_CASE(a_requested_layer_that_never_ran_is_an_error_after_the_forw
   models::MLP mlp;
   rr::ForwardOutput<rd::Last> out({"fc2", "fc4", "3-1"});
   recorder::Tracer<rr::ForwardOutput<rd::Last>> tracer({}, out);
-  BOOST_TEST(error_of<recorder::UnknownLayer>([&] { tracer.run(mlp, torch::randn({1, 784})); }) ==
-             "recorder: unknown layer 'fc4': no module has this path; nearest: fc1, fc2, fc3");
+  // Every address that matched nothing is named, each with its nearest valid ones.
+  try {
+    tracer.run(mlp, torch::randn({1, 784}));
+    BOOST_FAIL("no error");
+  } catch (const recorder::UnknownLayer& e) {
+    BOOST_TEST(std::string(e.what()) ==
+               "recorder: 2 unknown layers: 'fc4' (no module has this path; nearest: fc1, fc2, fc3) and '3-1' (no "
+               "module call at depth 3; valid depths: 0, 1; nearest: 1-1, 1-2, 1-3)");
+    BOOST_TEST(e.unknown().size() == 2u);
+    BOOST_TEST(e.address() == "fc4");
+    BOOST_TEST(e.unknown()[1].address == "3-1");
+  }
   BOOST_TEST(out.keys() == std::vector<std::string>{"fc2"}, boost::test_tools::per_element());
   BOOST_TEST(out["fc2"].samples() == 1u);
 
@@ -436,8 +446,16 @@ BOOST_AUTO_TEST_CASE(save_and_load_back) {
   const std::string message = error_of<std::runtime_error>([&] { recorder::save(moments, dir.path / "missing" / "x.pt"); });
   BOOST_TEST(contains(message, "missing/x.pt"));
   BOOST_TEST(!std::filesystem::exists(dir.path / "missing"));
-  BOOST_TEST(error_of<std::runtime_error>([&] { (void)recorder::load_recording(dir.path / "nothing.pt"); }) ==
-             "recorder: cannot read '" + (dir.path / "nothing.pt").string() + "'");
+  BOOST_TEST(error_of<recorder::FileError>([&] { (void)recorder::load_recording(dir.path / "nothing.pt"); }) ==
+             "recorder: cannot read '" + (dir.path / "nothing.pt").string() + "': No such file or directory");
+  // Every writer follows one rule: it makes its target, never a missing parent folder.
+  BOOST_TEST(error_of<recorder::FileError>([&] { recorder::save(moments, dir.path / "missing" / "x.pt"); }) ==
+             "recorder: cannot write '" + (dir.path / "missing" / "x.pt").string() +
+                 "': No such file or directory (folder '" + (dir.path / "missing").string() + "' does not exist)");
+  BOOST_TEST(error_of<recorder::FileError>([&] { recorder::save_per_layer(moments, dir.path / "missing" / "sub"); }) ==
+             "recorder: cannot create folder '" + (dir.path / "missing" / "sub").string() +
+                 "': No such file or directory (folder '" + (dir.path / "missing").string() + "' does not exist)");
+  BOOST_TEST(!std::filesystem::exists(dir.path / "missing"));
 }
 
 // Module names are user strings: one called ":/x" (libtorch forbids only dots) must not write

@@ -104,6 +104,17 @@ BOOST_AUTO_TEST_CASE(missing_folder) {
   BOOST_TEST(msg.find(target.string()) != std::string::npos, msg);
   BOOST_TEST(msg.find("No such file or directory") != std::string::npos, msg);
   BOOST_TEST(listing(dir.path).empty());
+  // A recorder::FileError naming the path, said before the backend runs: no folder is made.
+  try {
+    render_to_file<Throwing>(mlp(), {}, target.parent_path() / "net");
+    BOOST_FAIL("no error");
+  } catch (const recorder::FileError& e) {
+    BOOST_TEST(e.path() == target.parent_path() / "net.txt");
+    BOOST_TEST(std::string(e.what()) == "recorder: cannot write '" + (target.parent_path() / "net.txt").string() +
+                                            "': No such file or directory (folder '" +
+                                            target.parent_path().string() + "' does not exist)");
+  }
+  BOOST_TEST(listing(dir.path).empty());
 }
 
 BOOST_AUTO_TEST_CASE(parent_is_a_file) {
@@ -128,11 +139,14 @@ BOOST_AUTO_TEST_CASE(target_is_a_folder) {
   BOOST_TEST(fs::is_directory(dir.path / "net.dot"));
 }
 
-BOOST_AUTO_TEST_CASE(unwritable_folder) {
-  if (::geteuid() == 0) {
-    BOOST_TEST_MESSAGE("skipped: permissions do not apply to root");
-    return;
-  }
+/// Boost.Test precondition: permissions do not bind root (the test is reported as skipped).
+boost::test_tools::assertion_result not_root(boost::unit_test::test_unit_id) {
+  boost::test_tools::assertion_result r(::geteuid() != 0);
+  r.message() << "permissions do not apply to root";
+  return r;
+}
+
+BOOST_AUTO_TEST_CASE(unwritable_folder, *boost::unit_test::precondition(not_root)) {
   TempDir dir("ro");
   write(dir.path / "net.dot", "keep me");
   fs::permissions(dir.path, fs::perms::owner_read | fs::perms::owner_exec);
@@ -144,8 +158,14 @@ BOOST_AUTO_TEST_CASE(unwritable_folder) {
   BOOST_TEST(listing(dir.path) == (std::set<std::string>{"net.dot"}));
 }
 
-BOOST_AUTO_TEST_CASE(read_only_file_system) {
-  if (!fs::is_directory("/proc/self")) return;
+/// Boost.Test precondition: /proc is mounted (read-only files to write to).
+boost::test_tools::assertion_result has_proc(boost::unit_test::test_unit_id) {
+  boost::test_tools::assertion_result r(fs::is_directory("/proc/self"));
+  r.message() << "/proc is not mounted";
+  return r;
+}
+
+BOOST_AUTO_TEST_CASE(read_only_file_system, *boost::unit_test::precondition(has_proc)) {
   const std::string msg =
       message_of([] { render_to_file<backend::Dot>(mlp(), {}, "/proc/self/recorder.dot"); });
   BOOST_TEST(msg.find("'/proc/self/recorder.dot'") != std::string::npos, msg);

@@ -244,8 +244,18 @@ class CaptureCore : public CallHooks, public std::enable_shared_from_this<Captur
       finish_keys(g);
       open_.clear();
     }
-    for (std::size_t i = 0; i < layers_.size(); ++i)
-      if (i >= matched_.size() || !matched_[i]) (void)resolve(g, layers_[i]);  // throws UnknownLayer: lists what ran
+    // An address that matched no call: UnknownLayer lists what ran; several are named together.
+    std::vector<UnknownLayer> unknown;
+    for (std::size_t i = 0; i < layers_.size(); ++i) {
+      if (i < matched_.size() && matched_[i]) continue;
+      try {
+        (void)resolve(g, layers_[i]);
+      } catch (const UnknownLayer& e) {
+        unknown.push_back(e);
+      }
+    }
+    if (unknown.size() == 1) throw unknown.front();
+    if (!unknown.empty()) throw UnknownLayer(unknown);
   }
 
   void abort(const Graph& g) noexcept override {

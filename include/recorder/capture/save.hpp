@@ -23,6 +23,7 @@
 #include <ATen/core/ivalue.h>
 #include <torch/csrc/jit/serialization/pickle.h>
 
+#include <cerrno>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -85,56 +86,58 @@ inline void write_pickle(const c10::IValue& value, const std::filesystem::path& 
 }  // namespace detail
 
 /// Reads a file written by `torch.save`/`torch::pickle_save` (or `recorder::save`).
-/// Throws `std::runtime_error` naming the file when it cannot be read or parsed.
+/// Throws `FileError` naming the file when it cannot be read or parsed.
 inline c10::IValue load_pickle(const std::filesystem::path& file) {
   std::ifstream in(file, std::ios::binary);
-  if (!in) throw std::runtime_error("recorder: cannot read '" + file.string() + "'");
+  if (!in || std::filesystem::is_directory(file)) {
+    const int err = std::filesystem::is_directory(file) ? EISDIR : ENOENT;
+    throw FileError(file, "read", std::generic_category().message(err));
+  }
   std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   try {
     return torch::jit::pickle_load(bytes);
   } catch (const c10::Error& e) {
-    throw std::runtime_error("recorder: '" + file.string() + "' is not a pickled value: " +
-                             e.what_without_backtrace());
+    throw FileError(file, "read", std::string("it is not a pickled value: ") + e.what_without_backtrace());
   }
 }
 
 /// Loads a file written by `recorder::save`: layer key -> value (`.toTensor()`, `.toList()`,
-/// `.toGenericDict()`). Throws `std::runtime_error` when the file holds no string-keyed dict.
+/// `.toGenericDict()`). Throws `FileError` when the file holds no string-keyed dict.
 inline std::map<std::string, c10::IValue> load_recording(const std::filesystem::path& file) {
   const c10::IValue v = load_pickle(file);
-  if (!v.isGenericDict())
-    throw std::runtime_error("recorder: '" + file.string() + "' holds a " + v.tagKind() + ", not a dict");
+  if (!v.isGenericDict()) throw FileError(file, "read", "it holds a " + std::string(v.tagKind()) + ", not a dict");
   std::map<std::string, c10::IValue> out;
   for (const auto& item : v.toGenericDict()) {
-    if (!item.key().isString())
-      throw std::runtime_error("recorder: '" + file.string() + "' is a dict with non-string keys");
+    if (!item.key().isString()) throw FileError(file, "read", "it is a dict with non-string keys");
     out.emplace(item.key().toStringRef(), item.value());
   }
   return out;
 }
 
 /// Saves `acts` as one file: a dict from layer key to result, loadable with `torch.load`.
-/// The write is atomic: `file` is replaced whole or left as it was (then an exception names it).
-/// Example: `recorder::save(inputs, "inputs.pt")`.
+/// The write is atomic: `file` is replaced whole or left as it was (then a `FileError` names
+/// it; its folder must exist). Example: `recorder::save(inputs, "inputs.pt")`.
 template <What W, class R>
 void save(const record::Capture<W, R>& acts, const std::filesystem::path& file) {
+  detail::check_parent_folder(file);
   c10::impl::GenericDict d(c10::StringType::get(), c10::AnyType::get());
   for (auto& [key, value] : detail::recorded_items(acts)) d.insert(key, std::move(value));
   detail::write_pickle(d, file);
 }
 
-/// Saves `acts` as one file per layer key in `folder` (created if missing), as torchfunc does:
+/// Saves `acts` as one file per layer key in `folder` (created if missing; its parent folder
+/// must exist, as for every writer: `FileError` otherwise), as torchfunc does:
 /// `<folder>/<key>.pt`, each holding that layer's result. Keys are made safe file names
 /// (`detail::sanitize_filename`: a module called `../x` writes `___x.pt` inside `folder`);
 /// two keys that sanitize alike get `~2`, `~3` suffixes. Returns key -> file written.
 template <What W, class R>
 std::map<std::string, std::filesystem::path> save_per_layer(const record::Capture<W, R>& acts,
                                                            const std::filesystem::path& folder) {
+  detail::check_parent_folder(folder, "create folder");
   std::error_code ec;
-  std::filesystem::create_directories(folder, ec);
+  std::filesystem::create_directory(folder, ec);
   if (ec || !std::filesystem::is_directory(folder))
-    throw std::runtime_error("recorder: cannot create folder '" + folder.string() + "'" +
-                             (ec ? ": " + ec.message() : std::string()));
+    throw FileError(folder, "create folder", ec ? ec.message() : std::generic_category().message(EEXIST));
   std::map<std::string, std::filesystem::path> written;
   std::set<std::string> used;
   for (auto& [key, value] : detail::recorded_items(acts)) {

@@ -1,6 +1,8 @@
 #pragma once
 /// Writes a whole file or nothing: a temporary file in the same folder, then a rename (POSIX).
 
+#include <recorder/file_error.hpp>
+
 #include <cerrno>
 #include <cstdint>
 #include <filesystem>
@@ -15,11 +17,24 @@
 
 namespace recorder::detail {
 
-/// The `std::runtime_error` thrown when writing `path` failed with `errno` value `err`.
-inline std::runtime_error file_error(std::string_view what, const std::filesystem::path& path,
-                                     int err) {
-  return std::runtime_error("recorder: cannot " + std::string(what) + " '" + path.string() +
-                            "': " + std::generic_category().message(err));
+/// The `FileError` thrown when `what` ("write") on `path` failed with `errno` value `err`.
+inline FileError file_error(std::string_view what, const std::filesystem::path& path, int err) {
+  return FileError(path, what, std::generic_category().message(err));
+}
+
+/// Throws `FileError` unless the folder `target` goes into exists and is a folder (`FileError`'s
+/// rule: writers never create a missing parent). Cheap: writers call it before their work.
+inline void check_parent_folder(const std::filesystem::path& target, std::string_view action = "write") {
+  if (target.empty()) throw FileError(target, action, "the path is empty");
+  const std::filesystem::path folder = target.has_parent_path() ? target.parent_path() : std::filesystem::path(".");
+  std::error_code ec;
+  const std::filesystem::file_status st = std::filesystem::status(folder, ec);
+  if (!std::filesystem::exists(st))
+    throw FileError(target, action,
+                    std::generic_category().message(ENOENT) + " (folder '" + folder.string() + "' does not exist)");
+  if (!std::filesystem::is_directory(st))
+    throw FileError(target, action,
+                    std::generic_category().message(ENOTDIR) + " ('" + folder.string() + "' is not a folder)");
 }
 
 /// Replaces (or creates) `path` with exactly `content`.
@@ -28,10 +43,10 @@ inline std::runtime_error file_error(std::string_view what, const std::filesyste
 /// system), are flushed with `fsync`, and the file is renamed over `path`. Readers see either
 /// the old file or the new one, never a partial one. On any failure (missing folder, no
 /// permission, full disk, `path` is a folder) the temporary file is removed, an existing
-/// `path` is left untouched, and a `std::runtime_error` naming `path` and the OS reason is
-/// thrown. The new file gets the usual `0666 & ~umask` permissions.
+/// `path` is left untouched, and a `FileError` naming `path` and the OS reason is thrown.
+/// The new file gets the usual `0666 & ~umask` permissions.
 inline void write_file_atomically(const std::filesystem::path& path, std::string_view content) {
-  if (path.empty()) throw std::runtime_error("recorder: cannot write to an empty path");
+  check_parent_folder(path);
   const std::filesystem::path folder =
       path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
 

@@ -221,39 +221,63 @@ inline std::string to_string(const LayerAddress& a) {
 inline std::ostream& operator<<(std::ostream& os, const LayerAddress& a) { return os << to_string(a); }
 
 /// Thrown when an address matches no module call. `what()` names the address and lists the
-/// nearest valid addresses, also given by `suggestions()` (nearest first, deterministic).
+/// nearest valid addresses, also given by `suggestions()` (nearest first, deterministic). When
+/// several addresses of one selection match nothing, one `UnknownLayer` names each, on one line
+/// (`unknown()` has them all; `address()` and `suggestions()` are the first's).
 class UnknownLayer : public std::invalid_argument {
  public:
   UnknownLayer(std::string address, std::string reason, std::vector<std::string> suggestions,
                std::string_view suggestion_heading = "nearest")
-      : std::invalid_argument(describe(address, reason, suggestions, suggestion_heading)),
-        data_(std::make_shared<const Data>(Data{std::move(address), std::move(suggestions)})) {}
+      : UnknownLayer(std::vector<Entry>{
+            Entry{std::move(address), std::move(reason), std::move(suggestions), std::string(suggestion_heading)}}) {}
 
-  /// The address as `to_string` spells it.
-  const std::string& address() const noexcept { return data_->address; }
-  /// Valid addresses near the unknown one.
-  const std::vector<std::string>& suggestions() const noexcept { return data_->suggestions; }
+  /// Several unknown addresses as one error (`each` in selection order, at least one).
+  explicit UnknownLayer(const std::vector<UnknownLayer>& each) : UnknownLayer(entries_of(each)) {}
+
+  /// One address that matched nothing: why, and the valid addresses near it.
+  struct Entry {
+    std::string address;
+    std::string reason;
+    std::vector<std::string> suggestions;
+    std::string heading;
+  };
+
+  /// The address as `to_string` spells it (the first, when there are several).
+  const std::string& address() const noexcept { return entries_->front().address; }
+  /// Valid addresses near the unknown one (the first, when there are several).
+  const std::vector<std::string>& suggestions() const noexcept { return entries_->front().suggestions; }
+  /// Every unknown address, in selection order.
+  const std::vector<Entry>& unknown() const noexcept { return *entries_; }
 
  private:
-  struct Data {
-    std::string address;
-    std::vector<std::string> suggestions;
-  };
-  static std::string describe(const std::string& address, const std::string& reason,
-                              const std::vector<std::string>& suggestions, std::string_view heading) {
-    std::string s = "recorder: unknown layer '" + address + "': " + reason;
-    if (!suggestions.empty()) {
-      s += "; ";
-      s += heading;
-      s += ": ";
-      for (std::size_t i = 0; i < suggestions.size(); ++i) {
-        if (i != 0) s += ", ";
-        s += suggestions[i];
-      }
+  explicit UnknownLayer(std::vector<Entry> entries)
+      : std::invalid_argument(describe(entries)),
+        entries_(std::make_shared<const std::vector<Entry>>(std::move(entries))) {}
+
+  static std::vector<Entry> entries_of(const std::vector<UnknownLayer>& each) {
+    std::vector<Entry> out;
+    for (const UnknownLayer& e : each) out.insert(out.end(), e.unknown().begin(), e.unknown().end());
+    return out;
+  }
+  /// "reason; nearest: a, b" for one entry.
+  static std::string explain(const Entry& e) {
+    std::string s = e.reason;
+    if (!e.suggestions.empty()) {
+      s += "; " + e.heading + ": ";
+      for (std::size_t i = 0; i < e.suggestions.size(); ++i) s += (i != 0 ? ", " : "") + e.suggestions[i];
     }
     return s;
   }
-  std::shared_ptr<const Data> data_;
+  static std::string describe(const std::vector<Entry>& entries) {
+    if (entries.size() == 1) return "recorder: unknown layer '" + entries[0].address + "': " + explain(entries[0]);
+    std::string s = "recorder: " + std::to_string(entries.size()) + " unknown layers: ";
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      if (i != 0) s += i + 1 == entries.size() ? " and " : ", ";
+      s += "'" + entries[i].address + "' (" + explain(entries[i]) + ")";
+    }
+    return s;
+  }
+  std::shared_ptr<const std::vector<Entry>> entries_;
 };
 
 /// Thrown by `resolve_one` when an address matches more than one call; `what()` lists them.

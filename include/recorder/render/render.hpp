@@ -62,14 +62,16 @@ std::string render_to_string(const Trace& trace, const RenderOptions& options = 
 ///
 /// A path without extension gets `B::extension` (`"resnet"` becomes `"resnet.dot"`). The whole
 /// picture is made first and then written atomically (temporary file and rename): when the
-/// backend or the write fails, a `std::runtime_error` naming the path and the reason is thrown,
-/// an existing file stays untouched and no temporary file is left behind.
+/// backend fails, its exception leaves; when the write fails, a `recorder::FileError` naming the
+/// path and the reason is thrown (a missing folder before anything is rendered); an existing
+/// file stays untouched and no temporary file is left behind.
 ///
 /// Example: `recorder::render_to_file<recorder::backend::Svg>(trace, {.depth = 1}, "out/net");`
 template <render_backend B>
 std::filesystem::path render_to_file(const Trace& trace, const RenderOptions& options,
                                      const std::filesystem::path& path) {
   const std::filesystem::path target = detail::with_extension(path, B::extension);
+  detail::check_parent_folder(target);
   const std::string content = render_to_string<B>(trace, options);
   detail::write_file_atomically(target, content);
   return target;

@@ -1,6 +1,8 @@
 #pragma once
 /// Loading a TorchScript model file, with an error that says what the file is when it is not one.
 
+#include <recorder/file_error.hpp>
+
 #include <caffe2/serialize/inline_container.h>
 #include <c10/util/Exception.h>
 #include <torch/csrc/jit/serialization/import.h>
@@ -21,14 +23,11 @@ namespace recorder {
 /// Thrown by `load_model` when a file cannot be traced as a TorchScript model. `what()` names
 /// the file and says what it is instead (missing, a directory, a `state_dict` or tensor saved
 /// with `torch.save`, not a PyTorch file at all, ...).
-class ModelFileError : public std::runtime_error {
+class ModelFileError : public FileError {
  public:
-  ModelFileError(std::filesystem::path file, const std::string& message)
-      : std::runtime_error(message), file_(std::move(file)) {}
-  const std::filesystem::path& file() const noexcept { return file_; }
-
- private:
-  std::filesystem::path file_;
+  ModelFileError(std::filesystem::path file, std::string message)
+      : FileError(std::move(message), std::move(file)) {}
+  const std::filesystem::path& file() const noexcept { return path(); }
 };
 
 namespace detail::script {
