@@ -3,6 +3,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "backend_laws.hpp"
+#include "../support/preconditions.hpp"
 
 #include <recorder/render/concepts.hpp>
 #include <recorder/render/dot.hpp>
@@ -79,10 +80,7 @@ BOOST_AUTO_TEST_CASE(mermaid_obeys_the_laws) { check_backend_laws<backend::Merma
 BOOST_AUTO_TEST_CASE(user_backend_obeys_the_laws) { check_backend_laws<NodeCount>(); }
 
 BOOST_AUTO_TEST_CASE(svg_obeys_the_laws) {
-  if (!recorder::detail::on_path("dot")) {
-    BOOST_TEST_MESSAGE("skipped: Graphviz 'dot' is not on PATH");
-    return;
-  }
+  RECORDER_REQUIRE_PROGRAM("dot");
   check_backend_laws<backend::Svg>();
 }
 

@@ -3,6 +3,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "fixtures.hpp"
+#include "../support/preconditions.hpp"
 
 #include <recorder/render/dot.hpp>
 #include <recorder/render/render.hpp>
@@ -136,10 +137,7 @@ BOOST_AUTO_TEST_CASE(hostile_names_are_escaped) {
 }
 
 BOOST_AUTO_TEST_CASE(graphviz_accepts_every_fixture) {
-  if (!recorder::detail::on_path("dot")) {
-    BOOST_TEST_MESSAGE("skipped: Graphviz 'dot' is not on PATH");
-    return;
-  }
+  RECORDER_REQUIRE_PROGRAM("dot");
   using Make = Trace (*)();
   for (Make make : {Make{mlp}, Make{residual}, Make{failed}, Make{hostile}, Make{resnet18},
                     Make{recursive_net}, Make{observed_mlp}, Make{reused_block}})
