@@ -16,6 +16,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -249,6 +250,7 @@ struct DrawArgs {
   bool not_strict = false;
   std::string graph_name;
   std::string format;
+  double dot_timeout = -1;
   std::string out;
 };
 
@@ -266,11 +268,13 @@ int run_draw(const DrawArgs& a) {
                                   .strict = !a.not_strict,
                                   .show_params = a.show_params};
   cli::check_writable(out);
+  std::optional<std::chrono::milliseconds> timeout;
+  if (a.dot_timeout >= 0) timeout = std::chrono::milliseconds{static_cast<std::int64_t>(a.dot_timeout * 1000 + 0.5)};
   const auto render = [&](const recorder::Trace& t) -> std::filesystem::path {
     switch (format) {
       case cli::Format::dot: return recorder::render_to_file<recorder::backend::Dot>(t, o, out);
-      case cli::Format::svg: return recorder::render_to_file<recorder::backend::Svg>(t, o, out);
-      case cli::Format::png: return recorder::render_to_file<recorder::backend::Png>(t, o, out);
+      case cli::Format::svg: return recorder::render_to_file(t, o, out, recorder::backend::Svg{.timeout = timeout});
+      case cli::Format::png: return recorder::render_to_file(t, o, out, recorder::backend::Png{.timeout = timeout});
       case cli::Format::json: return recorder::render_to_file<recorder::backend::Json>(t, o, out);
       case cli::Format::json_view: return recorder::render_to_file<recorder::backend::JsonView>(t, o, out);
       case cli::Format::mermaid: return recorder::render_to_file<recorder::backend::Mermaid>(t, o, out);
@@ -473,6 +477,11 @@ int main(int argc, char** argv) {
   sub_draw->add_flag("--show-params", draw.show_params, "Show parameter counts on module nodes");
   sub_draw->add_flag("--not-strict", draw.not_strict, "Draw parallel edges once per tensor, not merged");
   sub_draw->add_option("--graph-name", draw.graph_name, "The graph's name (default: the model's class)");
+  sub_draw->add_option("--dot-timeout", draw.dot_timeout,
+                       "Seconds Graphviz's dot may run for .svg/.png before sfdp lays the graph out instead "
+                       "(default: $RECORDER_DOT_TIMEOUT, else 60; 0: no limit)")
+      ->type_name("SECONDS")
+      ->check(CLI::NonNegativeNumber);
 
   RecordArgs record;
   CLI::App* sub_record = app.add_subcommand(

@@ -111,7 +111,8 @@ BOOST_AUTO_TEST_CASE(help_names_every_subcommand_and_option) {
     BOOST_TEST(record.out.find(word) != std::string::npos, word);
   const Run draw = recorder_cli({"draw", "--help"});
   for (const char* word : {"--depth", "--expand-nested", "--roll", "--show-inner-tensors", "--show-module-functions",
-                           "--direction", "--no-shapes", "--show-params", "--not-strict", "--graph-name", "--format"})
+                           "--direction", "--no-shapes", "--show-params", "--not-strict", "--graph-name", "--format",
+                           "--dot-timeout"})
     BOOST_TEST(draw.out.find(word) != std::string::npos, word);
   const Run version = recorder_cli({"--version"});
   BOOST_TEST(version.code == 0);

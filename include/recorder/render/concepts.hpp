@@ -11,12 +11,12 @@
 
 namespace recorder {
 
-/// Part of `render_backend`: `B::render(trace, options, os)` is a static function that writes
-/// the picture of `trace` to `os`.
+/// Part of `render_backend`: `b.render(trace, options, os)` on a `const B` writes the picture
+/// of `trace` to `os` (a static function, or a const member when the backend has settings).
 template <class B>
 concept has_render_function =
-    requires(const Trace& trace, const RenderOptions& options, std::ostream& os) {
-      B::render(trace, options, os);
+    requires(const B& b, const Trace& trace, const RenderOptions& options, std::ostream& os) {
+      b.render(trace, options, os);
     };
 
 /// Part of `render_backend`: `B::extension` is a static string such as `".dot"`.
@@ -28,14 +28,17 @@ concept has_file_extension = requires {
 /// A way to show a `Trace`: Graphviz DOT, SVG, JSON, or a user's own format.
 ///
 /// **Requirements**
-/// - `B::render(const Trace&, const RenderOptions&, std::ostream&)`, a static function that
-///   writes one complete document to the stream (`has_render_function`);
+/// - `b.render(const Trace&, const RenderOptions&, std::ostream&)` on a `const B& b`, a static
+///   or const member function that writes one complete document to the stream
+///   (`has_render_function`);
 /// - `B::extension`, a static `std::string_view`-convertible file extension with its leading
 ///   dot, used by `render_to_file` when the path has none (`has_file_extension`).
 ///
-/// **Optional hooks** — `B::render_to(const Trace&, const RenderOptions&, std::string&)`
+/// **Optional hooks** — `b.render_to(const Trace&, const RenderOptions&, std::string&)`
 /// appends the document to a string (`has_string_render`); `render_to_string` and
-/// `render_to_file` then skip the stream copy. A backend needs no state and no registration.
+/// `render_to_file` then skip the stream copy. A backend needs no registration. It is a value:
+/// `render<B>(...)` renders with `B{}`, `render(..., backend)` with the settings `backend`
+/// carries (`backend::Svg{.timeout = 30s}`); a backend without settings has static functions.
 ///
 /// **Laws** (checked for every shipped model by the laws kit in `tests/render/backend_laws.hpp`)
 /// - deterministic: the same trace and options give the same bytes, and two equal traces
@@ -47,7 +50,7 @@ concept has_file_extension = requires {
 ///
 /// **Models shipped** — `backend::Dot` (`.dot`, Graphviz source; `backend::BasicDot<Styler>`
 /// with a `dot_styler` of your own), `backend::Svg` (`.svg`) and `backend::Png` (`.png`)
-/// through the `dot` program, `backend::Mermaid` (`.mmd`, a Mermaid flowchart),
+/// through the `dot` program (with `timeout`, `fallback` and `report` settings), `backend::Mermaid` (`.mmd`, a Mermaid flowchart),
 /// `backend::Json` (`.json`, the whole recorded graph) and `backend::JsonView` (`.view.json`,
 /// the visible graph for the options).
 ///
@@ -66,12 +69,12 @@ concept has_file_extension = requires {
 template <class B>
 concept render_backend = has_render_function<B> && has_file_extension<B>;
 
-/// The optional hook of `render_backend`: `B::render_to(trace, options, out)` appends the
+/// The optional hook of `render_backend`: `b.render_to(trace, options, out)` appends the
 /// document to a `std::string`.
 template <class B>
 concept has_string_render =
-    requires(const Trace& trace, const RenderOptions& options, std::string& out) {
-      B::render_to(trace, options, out);
+    requires(const B& b, const Trace& trace, const RenderOptions& options, std::string& out) {
+      b.render_to(trace, options, out);
     };
 
 }  // namespace recorder

@@ -33,32 +33,41 @@ inline std::filesystem::path with_extension(const std::filesystem::path& path,
 
 }  // namespace detail
 
-/// Writes the picture of `trace` made by backend `B` to `os` (standard output by default).
+/// Writes the picture of `trace` made by `backend` to `os`.
+///
+/// Example: `recorder::render(trace, {.depth = 2}, std::cout, recorder::backend::Svg{.timeout = 30s});`
+template <render_backend B>
+void render(const Trace& trace, const RenderOptions& options, std::ostream& os, const B& backend) {
+  backend.render(trace, options, os);
+  detail::check_stream(os);
+}
+
+/// Writes the picture of `trace` made by backend `B{}` to `os` (standard output by default).
 ///
 /// Example: `recorder::render<recorder::backend::Dot>(trace, {.depth = 2});`
 template <render_backend B>
 void render(const Trace& trace, const RenderOptions& options = {}, std::ostream& os = std::cout) {
-  B::render(trace, options, os);
-  detail::check_stream(os);
+  render(trace, options, os, B{});
 }
 
-/// The picture of `trace` made by backend `B`, as a string.
+/// The picture of `trace` made by `backend` (`B{}` unless given), as a string.
 ///
 /// Example: `std::string json = recorder::render_to_string<recorder::backend::Json>(trace);`
 template <render_backend B>
-std::string render_to_string(const Trace& trace, const RenderOptions& options = {}) {
+std::string render_to_string(const Trace& trace, const RenderOptions& options = {}, const B& backend = B{}) {
   if constexpr (has_string_render<B>) {
     std::string out;
-    B::render_to(trace, options, out);
+    backend.render_to(trace, options, out);
     return out;
   } else {
     std::ostringstream os;
-    B::render(trace, options, os);
+    backend.render(trace, options, os);
     return std::move(os).str();
   }
 }
 
-/// Writes the picture of `trace` made by backend `B` to `path` and returns the path written.
+/// Writes the picture of `trace` made by `backend` (`B{}` unless given) to `path` and returns
+/// the path written.
 ///
 /// A path without extension gets `B::extension` (`"resnet"` becomes `"resnet.dot"`). The whole
 /// picture is made first and then written atomically (temporary file and rename): when the
@@ -69,10 +78,10 @@ std::string render_to_string(const Trace& trace, const RenderOptions& options = 
 /// Example: `recorder::render_to_file<recorder::backend::Svg>(trace, {.depth = 1}, "out/net");`
 template <render_backend B>
 std::filesystem::path render_to_file(const Trace& trace, const RenderOptions& options,
-                                     const std::filesystem::path& path) {
+                                     const std::filesystem::path& path, const B& backend = B{}) {
   const std::filesystem::path target = detail::with_extension(path, B::extension);
   detail::check_parent_folder(target);
-  const std::string content = render_to_string<B>(trace, options);
+  const std::string content = render_to_string(trace, options, backend);
   detail::write_file_atomically(target, content);
   return target;
 }

@@ -1,237 +1,25 @@
 #pragma once
-/// SVG and PNG backends: the DOT text laid out by Graphviz's `dot` program (POSIX).
+/// SVG and PNG backends: the DOT text laid out by Graphviz's `dot` program (POSIX). The
+/// backends are values: their time limit, fallback engine and report sink are settings.
 
+#include <recorder/detail/process.hpp>
 #include <recorder/graph/trace.hpp>
 #include <recorder/render/dot.hpp>
 #include <recorder/render/options.hpp>
 #include <recorder/render/visible.hpp>
 
-#include <algorithm>
-#include <cerrno>
 #include <chrono>
-#include <climits>
-#include <csignal>
 #include <cstdint>
 #include <cstdlib>
-#include <ctime>
 #include <iostream>
 #include <optional>
 #include <ostream>
 #include <stdexcept>
 #include <string>
 #include <string_view>
-#include <system_error>
 #include <vector>
 
-#include <fcntl.h>
-#include <poll.h>
-#include <pthread.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 namespace recorder::detail {
-
-/// True when `program` is an executable file in one of the folders of `PATH`.
-inline bool on_path(std::string_view program) {
-  const char* path = std::getenv("PATH");
-  if (path == nullptr) return false;
-  std::string_view rest = path;
-  while (!rest.empty()) {
-    const auto colon = rest.find(':');
-    const std::string dir(rest.substr(0, colon));
-    if (!dir.empty() && ::access((dir + "/" + std::string(program)).c_str(), X_OK) == 0) return true;
-    if (colon == std::string_view::npos) break;
-    rest.remove_prefix(colon + 1);
-  }
-  return false;
-}
-
-/// Closes a file descriptor when it goes out of scope.
-class FileDescriptor {
- public:
-  FileDescriptor() = default;
-  explicit FileDescriptor(int fd) : fd_(fd) {}
-  FileDescriptor(const FileDescriptor&) = delete;
-  FileDescriptor& operator=(const FileDescriptor&) = delete;
-  ~FileDescriptor() { reset(); }
-
-  int get() const noexcept { return fd_; }
-  void reset() noexcept {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-
- private:
-  int fd_ = -1;
-};
-
-/// Blocks SIGPIPE in this thread while alive, so that writing to a program that exited early
-/// fails with EPIPE instead of killing the process; a SIGPIPE raised meanwhile is discarded.
-class SigpipeGuard {
- public:
-  SigpipeGuard() {
-    sigemptyset(&pipe_);
-    sigaddset(&pipe_, SIGPIPE);
-    sigset_t pending;
-    sigemptyset(&pending);
-    sigpending(&pending);
-    was_pending_ = sigismember(&pending, SIGPIPE) == 1;
-    pthread_sigmask(SIG_BLOCK, &pipe_, &old_);
-  }
-  SigpipeGuard(const SigpipeGuard&) = delete;
-  SigpipeGuard& operator=(const SigpipeGuard&) = delete;
-  ~SigpipeGuard() {
-    if (!was_pending_) {
-      sigset_t pending;
-      sigemptyset(&pending);
-      sigpending(&pending);
-      if (sigismember(&pending, SIGPIPE) == 1) {
-        const timespec zero{0, 0};
-        while (sigtimedwait(&pipe_, nullptr, &zero) == -1 && errno == EINTR) {
-        }
-      }
-    }
-    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
-  }
-
- private:
-  sigset_t pipe_{};
-  sigset_t old_{};
-  bool was_pending_ = false;
-};
-
-/// A program run by `run_program` exited with a non-zero status or was killed.
-struct ProgramFailed : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-/// A program run by `run_program` ran past its time limit and was killed.
-struct ProgramTimedOut : ProgramFailed {
-  using ProgramFailed::ProgramFailed;
-};
-
-/// `argv` joined with spaces, for messages: `dot -Tsvg`.
-inline std::string command_line(const std::vector<std::string>& argv) {
-  std::string out;
-  for (const std::string& a : argv) out += (out.empty() ? "" : " ") + a;
-  return out;
-}
-
-/// A duration for messages: `60 s`, `0.25 s`.
-inline std::string seconds_text(std::chrono::milliseconds d) {
-  std::string out = std::to_string(d.count() / 1000);
-  if (const auto ms = d.count() % 1000; ms != 0) {
-    std::string frac = std::to_string(1000 + ms).substr(1);
-    while (frac.back() == '0') frac.pop_back();
-    out += "." + frac;
-  }
-  return out + " s";
-}
-
-/// Runs `argv` (looked up on PATH, no shell), feeds `input` on its stdin and returns its
-/// stdout. Throws `std::runtime_error` when the program cannot be started or is not found,
-/// `ProgramFailed` when it exits with a non-zero status (the message includes its stderr),
-/// and `ProgramTimedOut` when `timeout` is positive and the program runs longer: it is then
-/// killed (SIGKILL) and reaped before the exception leaves.
-inline std::string run_program(const std::vector<std::string>& argv, std::string_view input,
-                               std::chrono::milliseconds timeout = std::chrono::milliseconds::zero()) {
-  if (argv.empty()) throw std::invalid_argument("recorder::detail::run_program: empty argv");
-  const auto sys_error = [&](std::string_view what, int err) {
-    return std::runtime_error("recorder: " + std::string(what) + " '" + argv[0] +
-                              "': " + std::generic_category().message(err));
-  };
-  int in[2], out[2], err[2];
-  if (::pipe2(in, O_CLOEXEC) != 0) throw sys_error("cannot create a pipe for", errno);
-  FileDescriptor in_r(in[0]), in_w(in[1]);
-  if (::pipe2(out, O_CLOEXEC) != 0) throw sys_error("cannot create a pipe for", errno);
-  FileDescriptor out_r(out[0]), out_w(out[1]);
-  if (::pipe2(err, O_CLOEXEC) != 0) throw sys_error("cannot create a pipe for", errno);
-  FileDescriptor err_r(err[0]), err_w(err[1]);
-
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, in_r.get(), 0);
-  posix_spawn_file_actions_adddup2(&actions, out_w.get(), 1);
-  posix_spawn_file_actions_adddup2(&actions, err_w.get(), 2);
-  std::vector<char*> args;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = 0;
-  const int rc = ::posix_spawnp(&pid, argv[0].c_str(), &actions, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc == ENOENT)
-    throw std::runtime_error("recorder: the Graphviz program '" + argv[0] +
-                             "' was not found on PATH; install Graphviz (Debian: apt-get install "
-                             "graphviz) or render with recorder::backend::Dot instead");
-  if (rc != 0) throw sys_error("cannot start", rc);
-  in_r.reset();
-  out_w.reset();
-  err_w.reset();
-
-  using clock = std::chrono::steady_clock;
-  const bool limited = timeout > std::chrono::milliseconds::zero();
-  const clock::time_point deadline = limited ? clock::now() + timeout : clock::time_point::max();
-  bool timed_out = false;
-  std::string result, errors;
-  {
-    SigpipeGuard guard;
-    ::fcntl(in_w.get(), F_SETFL, ::fcntl(in_w.get(), F_GETFL) | O_NONBLOCK);
-    std::size_t written = 0;
-    if (input.empty()) in_w.reset();
-    char buffer[65536];
-    while (out_r.get() >= 0 || err_r.get() >= 0) {
-      pollfd fds[3] = {{in_w.get(), POLLOUT, 0}, {out_r.get(), POLLIN, 0}, {err_r.get(), POLLIN, 0}};
-      int wait_ms = -1;
-      if (limited) {
-        const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - clock::now());
-        if (left <= std::chrono::milliseconds::zero()) {
-          timed_out = true;
-          break;
-        }
-        wait_ms = static_cast<int>(std::min<std::chrono::milliseconds::rep>(left.count(), INT_MAX));
-      }
-      if (::poll(fds, 3, wait_ms) < 0) {
-        if (errno == EINTR) continue;
-        break;
-      }
-      if (in_w.get() >= 0 && (fds[0].revents & (POLLOUT | POLLERR | POLLHUP))) {
-        const ::ssize_t n = ::write(in_w.get(), input.data() + written, input.size() - written);
-        if (n > 0) written += static_cast<std::size_t>(n);
-        if ((n < 0 && errno != EAGAIN && errno != EINTR) || written == input.size()) in_w.reset();
-      }
-      for (int k = 1; k < 3; ++k) {
-        if (!(fds[k].revents & (POLLIN | POLLERR | POLLHUP))) continue;
-        FileDescriptor& fd = k == 1 ? out_r : err_r;
-        const ::ssize_t n = ::read(fd.get(), buffer, sizeof buffer);
-        if (n > 0)
-          (k == 1 ? result : errors).append(buffer, static_cast<std::size_t>(n));
-        else if (n == 0 || (errno != EAGAIN && errno != EINTR))
-          fd.reset();
-      }
-    }
-    in_w.reset();
-  }
-  if (timed_out) ::kill(pid, SIGKILL);
-  out_r.reset();
-  err_r.reset();
-
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) throw sys_error("cannot wait for", errno);
-  }
-  if (timed_out)
-    throw ProgramTimedOut("recorder: '" + command_line(argv) + "' ran past its time limit of " +
-                          seconds_text(timeout) + " and was killed");
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    std::string message = "recorder: '" + command_line(argv);
-    message += WIFEXITED(status) ? "' exited with status " + std::to_string(WEXITSTATUS(status))
-                                 : "' was killed by signal " + std::to_string(WTERMSIG(status));
-    if (!errors.empty()) message += ": " + errors;
-    throw ProgramFailed(message);
-  }
-  return result;
-}
 
 /// Above this many visible nodes, `Svg` and `Png` pass `large_graph_limits` to `dot`.
 inline constexpr std::size_t large_graph_nodes = 1000;
@@ -244,74 +32,117 @@ inline const std::vector<std::string>& large_graph_limits() {
   return limits;
 }
 
-/// The engine used when `dot` runs past its time limit (or fails on a large graph): `sfdp`,
-/// Graphviz's multilevel force-directed layout, lays out a 10,000-node DAG in about 3 s.
+/// The engine used by default when `dot` runs past its time limit (or fails on a large graph):
+/// `sfdp`, Graphviz's multilevel force-directed layout, lays out a 10,000-node DAG in about 3 s.
 inline constexpr std::string_view fallback_engine = "sfdp";
 
-/// How long `dot` may run: `RECORDER_DOT_TIMEOUT` seconds when set (a decimal number such as
-/// `120` or `0.5`; `0` means no limit), else 60 s. The fallback engine gets the same limit.
-inline std::chrono::milliseconds dot_timeout() {
+/// How long `dot` may run when the backend sets no `timeout`: `RECORDER_DOT_TIMEOUT` seconds
+/// when set (a decimal number such as `120` or `0.5`; `0` means no limit), else 60 s. A bad
+/// value is said on `report` (when not null) and ignored.
+inline std::chrono::milliseconds dot_timeout(std::ostream* report = &std::cerr) {
   constexpr std::chrono::milliseconds fallback{60'000};
   const char* text = std::getenv("RECORDER_DOT_TIMEOUT");
   if (text == nullptr || *text == '\0') return fallback;
   char* end = nullptr;
   const double seconds = std::strtod(text, &end);
   if (end == text || *end != '\0' || !(seconds >= 0) || seconds > 1e6) {
-    std::cerr << "recorder: ignoring RECORDER_DOT_TIMEOUT='" << text
-              << "' (not a number of seconds); using 60 s\n";
+    if (report != nullptr)
+      *report << "recorder: ignoring RECORDER_DOT_TIMEOUT='" << text << "' (not a number of seconds); using 60 s\n";
     return fallback;
   }
   return std::chrono::milliseconds{static_cast<std::int64_t>(seconds * 1000 + 0.5)};
 }
 
-/// The first line of `message`, for one-line notes on stderr.
+/// The first line of `message`, for one-line notes.
 inline std::string first_line(std::string_view message) {
   return std::string(message.substr(0, message.find('\n')));
 }
 
-/// Lays out the DOT text of `trace` with `program -T<format>` and writes the result to `os`.
+/// How Graphviz is run: the settings `Svg` and `Png` carry.
+struct GraphvizRun {
+  std::string_view format;                          ///< `-T<format>`: "svg", "png"
+  std::optional<std::chrono::milliseconds> timeout;  ///< unset: `dot_timeout()`; zero: none
+  std::string_view fallback;                        ///< engine after a timeout; empty: none
+  std::ostream* report;                             ///< where each step is said; null: nowhere
+};
+
+/// Lays out the DOT text of `trace` with `dot -T<format>` and writes the result to `os`.
 ///
-/// With `program` `dot`: above `large_graph_nodes` visible nodes it passes
-/// `large_graph_limits()`; it runs under `dot_timeout()`; when it runs past it, or fails on a
-/// large graph, the text is laid out with `fallback_engine` instead. Each of these steps is
-/// said in one line on `std::cerr`. A missing program, or a failure on a small graph, throws.
-inline void render_through_graphviz(const Trace& trace, const RenderOptions& options,
-                                    std::ostream& os, std::string_view format,
-                                    const std::string& program = "dot") {
+/// Above `large_graph_nodes` visible nodes it passes `large_graph_limits()`; it runs under the
+/// time limit; when `dot` runs past it, or fails on a large graph, the text is laid out with the
+/// fallback engine instead (under the same limit). Each of these steps is said in one line on
+/// `run.report`. A missing program, a failure on a small graph, or a failure without fallback
+/// throws.
+inline void render_through_graphviz(const Trace& trace, const RenderOptions& options, std::ostream& os,
+                                    const GraphvizRun& run) {
   std::string dot;
   write_dot(trace, options, dot);
-  std::vector<std::string> argv{program, "-T" + std::string(format)};
-  const std::chrono::milliseconds timeout = dot_timeout();
-  bool large = false;
-  if (program == "dot") {
-    const std::size_t nodes = visible_graph(trace.graph, options).nodes.size();
-    if (nodes > large_graph_nodes) {
-      large = true;
-      argv.insert(argv.end(), large_graph_limits().begin(), large_graph_limits().end());
-      std::cerr << "recorder: " << nodes << " visible nodes (more than " << large_graph_nodes
-                << "): laying out with '" << command_line(argv) << "'\n";
-    }
+  const auto say = [&run](const std::string& line) {
+    if (run.report != nullptr) *run.report << line << '\n';
+  };
+  std::vector<std::string> argv{"dot", "-T" + std::string(run.format)};
+  const std::chrono::milliseconds timeout = run.timeout ? *run.timeout : dot_timeout(run.report);
+  const std::size_t nodes = visible_graph(trace.graph, options).nodes.size();
+  const bool large = nodes > large_graph_nodes;
+  if (large) {
+    argv.insert(argv.end(), large_graph_limits().begin(), large_graph_limits().end());
+    say("recorder: " + std::to_string(nodes) + " visible nodes (more than " + std::to_string(large_graph_nodes) +
+        "): laying out with '" + command_line(argv) + "'");
   }
+  const auto graphviz = [&](const std::vector<std::string>& command) {
+    try {
+      return run_program(command, dot, timeout);
+    } catch (const ProgramNotFound&) {
+      throw std::runtime_error("recorder: the Graphviz program '" + command[0] +
+                               "' was not found on PATH; install Graphviz (Debian: apt-get install graphviz) or "
+                               "render with recorder::backend::Dot instead");
+    }
+  };
   std::string image;
   try {
-    image = run_program(argv, dot, timeout);
+    image = graphviz(argv);
   } catch (const ProgramFailed& e) {
     const bool timed_out = dynamic_cast<const ProgramTimedOut*>(&e) != nullptr;
-    if (program != "dot" || (!timed_out && !large)) throw;
-    const std::vector<std::string> fallback{std::string(fallback_engine),
-                                            "-T" + std::string(format)};
-    std::cerr << (timed_out ? "recorder: dot ran past its time limit of " + seconds_text(timeout) +
-                                  " (RECORDER_DOT_TIMEOUT)"
-                            : "recorder: dot failed (" + first_line(e.what()) + ")")
-              << "; laying out with '" << command_line(fallback) << "' instead\n";
+    if (run.fallback.empty() || (!timed_out && !large)) throw;
+    const std::vector<std::string> fallback{std::string(run.fallback), "-T" + std::string(run.format)};
+    say((timed_out ? "recorder: dot ran past its time limit of " + seconds_text(timeout) +
+                         (run.timeout ? std::string() : std::string(" (RECORDER_DOT_TIMEOUT)"))
+                   : "recorder: dot failed (" + first_line(e.what()) + ")") +
+        "; laying out with '" + command_line(fallback) + "' instead");
     try {
-      image = run_program(fallback, dot, timeout);
+      image = graphviz(fallback);
     } catch (const std::runtime_error& again) {
       throw ProgramFailed(std::string(e.what()) + "; then " + again.what());
     }
   }
   os.write(image.data(), static_cast<std::streamsize>(image.size()));
 }
+
+/// A picture made by Graphviz in `Format` (`SvgFormat`, `PngFormat`): `Svg` and `Png`.
+template <class Format>
+struct GraphvizImage {
+  static constexpr std::string_view extension = Format::extension;
+
+  /// How long `dot` may run; unset: `RECORDER_DOT_TIMEOUT` seconds, else 60 s; zero: no limit.
+  std::optional<std::chrono::milliseconds> timeout{};
+  /// The engine that lays the graph out when `dot` runs past `timeout` (or fails on a large
+  /// graph); empty: none, the error is thrown.
+  std::string_view fallback = fallback_engine;
+  /// Where the steps (layout limits, fallback) are said, one line each; null: nowhere.
+  std::ostream* report = &std::cerr;
+
+  /// Writes the picture of `trace` seen with `options` to `os`.
+  void render(const Trace& trace, const RenderOptions& options, std::ostream& os) const {
+    render_through_graphviz(trace, options, os, {Format::name, timeout, fallback, report});
+  }
+};
+
+struct SvgFormat {
+  static constexpr std::string_view name = "svg", extension = ".svg";
+};
+struct PngFormat {
+  static constexpr std::string_view name = "png", extension = ".png";
+};
 
 }  // namespace recorder::detail
 
@@ -322,25 +153,12 @@ namespace recorder::backend {
 ///
 /// Large graphs do not hang: above `detail::large_graph_nodes` (1,000) visible nodes, `dot`
 /// gets layout limits (`-Gnslimit=2 -Gnslimit1=2 -Gmclimit=0.5`), and when it runs longer than
-/// `RECORDER_DOT_TIMEOUT` seconds (default 60) it is killed and `sfdp` lays the graph out
-/// instead; each step is said in one line on stderr. A 5,000-node graph takes about 10 s.
-struct Svg {
-  static constexpr std::string_view extension = ".svg";
-
-  /// Writes the SVG document of `trace` seen with `options` to `os`.
-  static void render(const Trace& trace, const RenderOptions& options, std::ostream& os) {
-    detail::render_through_graphviz(trace, options, os, "svg");
-  }
-};
+/// its time limit it is killed and `sfdp` lays the graph out instead; each step is said in one
+/// line on `report`. A 5,000-node graph takes about 10 s. A value with settings:
+/// `render(trace, {}, std::cout, backend::Svg{.timeout = 30s, .report = &log})`.
+using Svg = detail::GraphvizImage<detail::SvgFormat>;
 
 /// A PNG picture through Graphviz's `dot -Tpng`; see `Svg`.
-struct Png {
-  static constexpr std::string_view extension = ".png";
-
-  /// Writes the PNG image of `trace` seen with `options` to `os` (binary).
-  static void render(const Trace& trace, const RenderOptions& options, std::ostream& os) {
-    detail::render_through_graphviz(trace, options, os, "png");
-  }
-};
+using Png = detail::GraphvizImage<detail::PngFormat>;
 
 }  // namespace recorder::backend
