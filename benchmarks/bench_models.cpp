@@ -2,7 +2,7 @@
 ///
 /// For each model, in one run of this program:
 ///   Plain     `model->forward(x)` on `torch::Tensor`
-///   Traced    `recorder::Tracer<recorder::record::Graph>{}.run(model, x)` (graph recorded;
+///   Traced    `recorder::Tracer<recorder::record::Structure>{}.run(model, x)` (graph recorded;
 ///             one tracer per benchmark, made before the timed loop)
 ///   Off       `recorder::Tracer<recorder::record::Off>{}.run(model, x)` (nothing recorded)
 ///   JitTrace  `torch::jit::tracer::trace(...)` over the same plain forward: one trace call,
@@ -20,7 +20,7 @@
 ///   Capture224_KeepAll  the same with `reduce::KeepAll` (grows by 98 KiB per batch), for contrast
 
 #include "chain.hpp"
-#include "summary.hpp"
+#include "ratio_reporter.hpp"
 #include "templated.hpp"
 
 #include <models/mlp.hpp>
@@ -255,7 +255,7 @@ void summarize(const bench::SummaryReporter& rep, const char* title, const std::
   const std::string jit = run_name(base + "_JitTrace");
   std::printf(" %s\n", title);
   bench::print_time(rep, "plain forward", plain);
-  bench::print_time(rep, "Tracer<record::Graph>::run", traced);
+  bench::print_time(rep, "Tracer<record::Structure>::run", traced);
   bench::print_time(rep, "Tracer<record::Off>::run", off);
   bench::print_time(rep, "torch::jit::tracer::trace", jit);
   bench::print_ratio(rep, "traced / plain", traced, plain, traced_target);

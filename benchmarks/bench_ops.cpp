@@ -4,8 +4,8 @@
 ///    shape [4], written once, generic over its tensor type, and run on
 ///      - plain `at::Tensor`                                  (BM_Chain_Plain)
 ///      - `RecorderTensor<record::Off>`                       (BM_Chain_Off)
-///      - `RecorderTensor<record::Graph>` with no session     (BM_Chain_GraphNoSession)
-///      - `RecorderTensor<record::Graph>` in a recording      (BM_Chain_Traced): a fresh
+///      - `RecorderTensor<record::Structure>` with no session     (BM_Chain_GraphNoSession)
+///      - `RecorderTensor<record::Structure>` in a recording      (BM_Chain_Traced): a fresh
 ///        `detail::Session` per iteration (as `Tracer::run` makes one per run), so the cost of
 ///        growing the graph from empty to ~3,000 nodes is part of the measurement.
 ///    Overhead per op = (traced - plain) / 1000.
@@ -16,7 +16,7 @@
 /// Only ATen op headers are included (no <torch/torch.h>). Torch runs with one thread.
 
 #include "chain.hpp"
-#include "summary.hpp"
+#include "ratio_reporter.hpp"
 
 #include <recorder/graph/graph.hpp>
 #include <recorder/policies/recording.hpp>
@@ -72,7 +72,7 @@ void BM_Chain_Off(benchmark::State& state) {
 BENCHMARK(BM_Chain_Off);
 
 void BM_Chain_GraphNoSession(benchmark::State& state) {
-  using T = recorder::RecorderTensor<recorder::record::Graph>;
+  using T = recorder::RecorderTensor<recorder::record::Structure>;
   const at::Tensor x = small_input();
   for (auto _ : state) {
     T y = chain(T(recorder::detail::adopt, x, {}));
@@ -83,7 +83,7 @@ void BM_Chain_GraphNoSession(benchmark::State& state) {
 BENCHMARK(BM_Chain_GraphNoSession);
 
 void BM_Chain_Traced(benchmark::State& state) {
-  using T = recorder::RecorderTensor<recorder::record::Graph>;
+  using T = recorder::RecorderTensor<recorder::record::Structure>;
   namespace d = recorder::detail;
   const at::Tensor x = small_input();
   std::size_t nodes = 0;

@@ -9,14 +9,14 @@
 /// batch of 64 of them, [64, 512, 7, 7] (6.4 MB). Every benchmark reports bytes/s of
 /// input consumed (`SetBytesProcessed`); the summary prints each reduction's throughput as a
 /// fraction of `copy_`'s (1.00: as fast as copying the tensor once). `*_AtenOps` rows time
-/// plain ATen formulations of the same steps: `capture/tensor_values.hpp` replaces those of
+/// plain ATen formulations of the same steps: `tensor/value_ops.hpp` replaces those of
 /// Welford and of the histogram by fused loops, and keeps ATen's minimum/maximum (as fast).
 /// `KeepAll` allocates a fresh tensor per update (a new copy is its point); its state is reset,
 /// untimed, every 16 updates. Torch runs with one thread.
 
-#include "summary.hpp"
+#include "ratio_reporter.hpp"
 
-#include <recorder/capture/tensor_values.hpp>
+#include <recorder/tensor/value_ops.hpp>
 #include <recorder/policies/reduction.hpp>
 
 #include <ATen/Parallel.h>

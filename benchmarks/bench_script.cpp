@@ -8,7 +8,7 @@
 ///                                     `GraphOptimizerEnabledGuard(false)`: the code as written, as
 ///                                     the tracer runs it, so traced / as-written is the recording
 ///                                     alone and as-written / plain the optimizer's part
-///      ScriptResNet18_Traced          `Tracer<record::Graph>::run(module, x)`, one tracer reused
+///      ScriptResNet18_Traced          `Tracer<record::Structure>::run(module, x)`, one tracer reused
 ///      ScriptResNet18_AtenOps         `Tracer<record::AtenOps>::run(module, x)` (ops inside
 ///                                     leaf modules too), one tracer reused
 ///      ScriptResNet18_FirstTrace      a fresh tracer per iteration: instrumenting the copy plus
@@ -18,7 +18,7 @@
 ///                                     drifting load since both halves share it
 ///      ResNet18_{Plain,Traced,JitTrace}  the templated `models::ResNet18()`
 ///                                     (examples/models/resnet.hpp): `model->forward(x)`,
-///                                     `Tracer<record::Graph>::run`, `torch::jit::tracer::trace`
+///                                     `Tracer<record::Structure>::run`, `torch::jit::tracer::trace`
 ///                                     (on a twin without grad parameters, as bench_models does)
 /// 2. A chain of 1,000 tiny ops on a float tensor of shape [4]: `x = x + 1`, `x = torch.relu(x)`,
 ///    `x = x * 0.5`, cycling, the ops of `bench::chain` (chain.hpp):
@@ -27,11 +27,11 @@
 ///                                     Traced, FirstTrace, Paired as above
 ///      Chain1000_{Plain,Traced,Paired}  `bench::chain` in a templated module (bench_models'
 ///                                     Chain1000): on `at::Tensor`, and on `RecorderTensor`
-///                                     through a reused `Tracer<record::Graph>`
+///                                     through a reused `Tracer<record::Structure>`
 ///    The Paired benchmarks give counters `overhead_ns_per_op` = (traced - plain) / 1000 (CPU
 ///    and wall) and `traced_over_plain`; the summary gives the same from the separate benchmarks.
 ///
-/// Tracers use `{.mode = Mode::eval, .no_grad = true}`; every benchmark runs under
+/// Tracers use `{.mode = TrainMode::eval, .no_grad = true}`; every benchmark runs under
 /// `torch::NoGradGuard`, the models in eval mode, torch with one thread. Each fixture is built
 /// (and warmed up: TorchScript's profiling runs, the tracer's instrumented copy) on first use,
 /// outside the timed loop, so the benchmarks are independent of each other and of their order
@@ -42,7 +42,7 @@
 ///     python3 tests/script/make_models.py build/script-models
 
 #include "chain.hpp"
-#include "summary.hpp"
+#include "ratio_reporter.hpp"
 #include "templated.hpp"
 
 #include <recorder/recorder.hpp>
@@ -67,8 +67,8 @@
 namespace {
 
 constexpr int kChainOps = bench::chain_ops;
-const recorder::TraceOptions kEval{.mode = recorder::Mode::eval, .no_grad = true};
-using GraphTracer = recorder::Tracer<recorder::record::Graph>;
+const recorder::TraceOptions kEval{.mode = recorder::TrainMode::eval, .no_grad = true};
+using GraphTracer = recorder::Tracer<recorder::record::Structure>;
 using AtenOpsTracer = recorder::Tracer<recorder::record::AtenOps>;
 
 // ---- where the TorchScript model is ---------------------------------------------------------
@@ -431,7 +431,7 @@ int main(int argc, char** argv) {
   std::printf(" ResNet-18, 1x3x224x224: TorchScript (%s)\n", file.string().c_str());
   bench::print_time(rep, "plain module.forward", sp);
   bench::print_time(rep, "plain, graph optimizer off", sw);
-  bench::print_time(rep, "Tracer<record::Graph>::run", st);
+  bench::print_time(rep, "Tracer<record::Structure>::run", st);
   bench::print_time(rep, "Tracer<record::AtenOps>::run", sa);
   bench::print_time(rep, "first run of a fresh tracer", "BM_ScriptResNet18_FirstTrace");
   bench::print_ratio(rep, "traced / plain", st, sp, "<= 1.05");
@@ -441,7 +441,7 @@ int main(int argc, char** argv) {
   bench::print_ratio(rep, "plain optimizer off / plain", sw, sp);
   std::printf(" ResNet-18, 1x3x224x224: templated (models::ResNet18())\n");
   bench::print_time(rep, "plain model->forward", tp);
-  bench::print_time(rep, "Tracer<record::Graph>::run", tt);
+  bench::print_time(rep, "Tracer<record::Structure>::run", tt);
   bench::print_time(rep, "torch::jit::tracer::trace", tj);
   bench::print_ratio(rep, "traced / plain", tt, tp, "<= 1.05");
   bench::print_ratio(rep, "jit trace / plain", tj, tp);
@@ -457,7 +457,7 @@ int main(int argc, char** argv) {
   std::printf(" chain of %d tiny ops on a [4] float tensor: TorchScript (Module::define)\n", kChainOps);
   bench::print_time(rep, "plain module.forward", cp);
   bench::print_time(rep, "plain, graph optimizer off", cw);
-  bench::print_time(rep, "Tracer<record::Graph>::run", ct);
+  bench::print_time(rep, "Tracer<record::Structure>::run", ct);
   bench::print_time(rep, "first run of a fresh tracer", "BM_ScriptChain1000_FirstTrace");
   bench::print_overhead_ns(rep, "recording overhead per op", ct, cp, kChainOps, "<= 300 ns");
   print_paired_overhead(rep, "recording overhead per op", "BM_ScriptChain1000_Paired", "<= 300 ns");
@@ -466,7 +466,7 @@ int main(int argc, char** argv) {
   print_paired_ratio(rep, "traced / plain", "BM_ScriptChain1000_Paired");
   std::printf(" chain of %d tiny ops on a [4] float tensor: templated (bench::chain)\n", kChainOps);
   bench::print_time(rep, "plain model->forward", hp);
-  bench::print_time(rep, "Tracer<record::Graph>::run", ht);
+  bench::print_time(rep, "Tracer<record::Structure>::run", ht);
   bench::print_overhead_ns(rep, "recording overhead per op", ht, hp, kChainOps, "<= 300 ns");
   print_paired_overhead(rep, "recording overhead per op", "BM_Chain1000_Paired", "<= 300 ns");
   bench::print_ratio(rep, "traced / plain", ht, hp);

@@ -1,7 +1,7 @@
 #pragma once
 /// The templated front end's fixtures and benchmark bodies that bench_models and bench_script
 /// share: ResNet-18 and the 1,000-op chain as templated modules with their inputs, run plain,
-/// through `Tracer<record::Graph>::run` and through `torch::jit::tracer::trace`.
+/// through `Tracer<record::Structure>::run` and through `torch::jit::tracer::trace`.
 
 #include "chain.hpp"
 
@@ -81,13 +81,13 @@ void bm_plain(benchmark::State& state, F& f) {
   }
 }
 
-/// `Tracer<record::Graph>::run(model, input)`, one tracer with `options` reused by every
+/// `Tracer<record::Structure>::run(model, input)`, one tracer with `options` reused by every
 /// iteration (on a templated model a run keeps nothing in the tracer); counters: the last
 /// trace's nodes and edges.
 template <class F>
 void bm_traced(benchmark::State& state, F& f, const recorder::TraceOptions& options = {}) {
   torch::NoGradGuard no_grad;
-  recorder::Tracer<recorder::record::Graph> tracer(options);
+  recorder::Tracer<recorder::record::Structure> tracer(options);
   std::size_t nodes = 0;
   std::size_t edges = 0;
   for (auto _ : state) {

@@ -175,16 +175,16 @@ class Inputs {
 };
 
 recorder::TraceOptions trace_options(const Common& c) {
-  return {.mode = c.train ? recorder::Mode::train : recorder::Mode::eval, .no_grad = c.no_grad};
+  return {.mode = c.train ? recorder::TrainMode::train : recorder::TrainMode::eval, .no_grad = c.no_grad};
 }
 
-/// One trace of the model on batch 0 (`record::Graph`, or `record::AtenOps`).
+/// One trace of the model on batch 0 (`record::Structure`, or `record::AtenOps`).
 recorder::Trace trace_once(const Common& c) {
   torch::manual_seed(static_cast<std::uint64_t>(c.seed));
   const Inputs inputs(c);
   torch::jit::Module model = recorder::load_model(c.model);
   if (c.aten_ops) return recorder::Tracer<rr::AtenOps>(trace_options(c)).run(model, inputs.batch(0));
-  return recorder::Tracer<rr::Graph>(trace_options(c)).run(model, inputs.batch(0));
+  return recorder::Tracer<rr::Structure>(trace_options(c)).run(model, inputs.batch(0));
 }
 
 void write_text(const std::string& out, const std::string& text) {
@@ -348,16 +348,16 @@ std::string counted(std::size_t n, std::string_view noun) {
   return out;
 }
 
-template <recorder::What W, class R>
+template <recorder::CapturePoint W, class R>
 int record_with(const RecordArgs& a, std::vector<recorder::LayerAddress> layers, R reduction) {
   const Common& c = a.common;
-  constexpr bool gradients = W == recorder::What::backward_output || W == recorder::What::backward_input;
+  constexpr bool gradients = W == recorder::CapturePoint::backward_output || W == recorder::CapturePoint::backward_input;
   if (gradients && c.no_grad) throw UsageError("recorder: --what grad-output and grad-input need autograd: drop --no-grad");
   torch::manual_seed(static_cast<std::uint64_t>(c.seed));
   const Inputs inputs(c);
   torch::jit::Module model = recorder::load_model(c.model);
   rr::Capture<W, R> acts(std::move(layers), std::move(reduction));
-  if (a.sample) acts.data(recorder::Data::sample);
+  if (a.sample) acts.data(recorder::KeptData::sample);
   recorder::Tracer<rr::Capture<W, R>> tracer(trace_options(c), acts);
   const std::size_t batches = a.batches > 0 ? a.batches : inputs.stored_batches();
   Progress progress(batches);
@@ -384,7 +384,7 @@ int record_with(const RecordArgs& a, std::vector<recorder::LayerAddress> layers,
   return 0;
 }
 
-template <recorder::What W>
+template <recorder::CapturePoint W>
 int record_reduced(const RecordArgs& a, std::vector<recorder::LayerAddress> layers) {
   switch (cli::parse_reduce(a.reduce)) {
     case cli::Reduce::all: return record_with<W>(a, std::move(layers), rd::KeepAll{.max_bytes = a.max_bytes});
@@ -410,7 +410,7 @@ int run_record(const RecordArgs& a) {
   if (std::filesystem::path(a.out).extension().empty())
     throw UsageError("recorder: -o '" + a.out + "' needs an extension, like acts.pt");
   cli::check_writable(a.out);
-  using W = recorder::What;
+  using W = recorder::CapturePoint;
   switch (what) {
     case cli::Record::output: return record_reduced<W::forward_output>(a, std::move(layers));
     case cli::Record::input: return record_reduced<W::forward_input>(a, std::move(layers));

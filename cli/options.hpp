@@ -110,15 +110,15 @@ inline std::vector<SummaryColumn> parse_columns(std::string_view text) {
 
 /// What `--row-settings` sets: torchinfo's `depth`, `var_names`, `ascii_only`.
 struct RowSettings {
-  std::vector<SummaryRow> rows;
+  std::vector<SummaryRowSetting> rows;
   bool ascii_only = false;
 };
 
 inline RowSettings parse_row_settings(std::string_view text) {
   RowSettings out;
   for (const std::string& item : split(text)) {
-    if (item == "depth") out.rows.push_back(SummaryRow::depth);
-    else if (item == "var_names") out.rows.push_back(SummaryRow::var_names);
+    if (item == "depth") out.rows.push_back(SummaryRowSetting::depth);
+    else if (item == "var_names") out.rows.push_back(SummaryRowSetting::var_names);
     else if (item == "ascii_only") out.ascii_only = true;
     else throw UsageError("recorder: unknown row setting '" + item + "' in --row-settings (one of depth, var_names, ascii_only)");
   }

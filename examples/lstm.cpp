@@ -12,7 +12,7 @@ int main() try {
   const at::Tensor tokens = torch::randint(0, 20, {1, 100}, torch::kLong);
 
   const auto plain = model->forward(tokens);
-  auto trace = recorder::Tracer<recorder::record::Graph>{}.run(model, tokens);
+  auto trace = recorder::Tracer<recorder::record::Structure>{}.run(model, tokens);
   examples::require_equal(std::get<0>(plain), std::get<0>(trace.output), "logits");
   examples::require_equal(std::get<0>(std::get<1>(plain)), std::get<0>(std::get<1>(trace.output)), "h");
   examples::require_equal(std::get<1>(std::get<1>(plain)), std::get<1>(std::get<1>(trace.output)), "c");

@@ -11,7 +11,7 @@ int main() try {
   const at::Tensor x = torch::randn({1, 784});
 
   const at::Tensor plain = model->forward(x);
-  auto trace = recorder::Tracer<recorder::record::Graph>{}.run(model, x);
+  auto trace = recorder::Tracer<recorder::record::Structure>{}.run(model, x);
   examples::require_equal(plain, trace.output, "MLP");
   examples::print_counts(trace);
   recorder::render<recorder::backend::Dot>(trace, {.depth = 1}, std::cout);

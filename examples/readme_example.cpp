@@ -20,7 +20,7 @@ int main() {
   Block block;
   torch::Tensor y = block->forward(torch::randn({8, 64}));  // plain libtorch, nothing recorded
 
-  recorder::Tracer<recorder::record::Graph> tracer;
+  recorder::Tracer<recorder::record::Structure> tracer;
   auto trace = tracer.run(block, torch::randn({8, 64}));  // the same forward, on RecorderTensors
 
   // What a drawing at depth 1 shows: one line per node, with its input and output shapes.

@@ -20,7 +20,7 @@ int main(int argc, char** argv) try {
 
   torch::NoGradGuard no_grad;
   const at::Tensor plain = model->forward(x);  // plain libtorch: no recording at all
-  recorder::Tracer<recorder::record::Graph> tracer;
+  recorder::Tracer<recorder::record::Structure> tracer;
   auto trace = tracer.run(model, x);
   examples::require_equal(plain, trace.output, "ResNet-18");
   examples::print_counts(trace);

@@ -16,7 +16,7 @@ int main(int argc, char** argv) {
   torch::jit::Module model = recorder::load_model(argv[1]);  // torch::jit::load, with clear errors
 
   // The graph, as the templated front end gives it: full paths, classes, labels, shapes.
-  const auto t = recorder::Tracer<rr::Graph>{{.no_grad = true}}.run(model, torch::randn({1, 3, 224, 224}));
+  const auto t = recorder::Tracer<rr::Structure>{{.no_grad = true}}.run(model, torch::randn({1, 3, 224, 224}));
   std::cout << t.model_name << ": " << t.graph.size() << " nodes, " << t.total_params << " parameters, "
             << recorder::summarize(t).total_mult_adds << " mult-adds\n";
   for (auto call : recorder::resolve(t.graph, recorder::by_class("BasicBlock")))

@@ -13,7 +13,7 @@ int main() try {
   const at::Tensor tokens = torch::randint(0, 100, {10, 2}, torch::kLong);
 
   const at::Tensor plain = model->forward(tokens);
-  auto trace = recorder::Tracer<recorder::record::Graph>{}.run(model, tokens);
+  auto trace = recorder::Tracer<recorder::record::Structure>{}.run(model, tokens);
   examples::require_equal(plain, trace.output, "Transformer encoder");
   examples::print_counts(trace);
   recorder::render<recorder::backend::Dot>(trace, {.depth = 2}, std::cout);

@@ -13,7 +13,7 @@
 
 namespace cli = recorder::cli;
 using recorder::SummaryColumn;
-using recorder::SummaryRow;
+using recorder::SummaryRowSetting;
 
 namespace {
 
@@ -77,7 +77,7 @@ BOOST_AUTO_TEST_CASE(summary_columns_and_row_settings_are_torchinfos_names) {
              "params_percent, kernel_size, groups, mult_adds, trainable)");
   BOOST_TEST(refusal([] { cli::parse_columns(""); }) == "recorder: --columns is empty");
   const cli::RowSettings r = cli::parse_row_settings("var_names,ascii_only,depth");
-  BOOST_TEST((r.rows == std::vector<SummaryRow>{SummaryRow::var_names, SummaryRow::depth}));
+  BOOST_TEST((r.rows == std::vector<SummaryRowSetting>{SummaryRowSetting::var_names, SummaryRowSetting::depth}));
   BOOST_TEST(r.ascii_only);
   const cli::RowSettings ascii = cli::parse_row_settings("ascii_only");
   BOOST_TEST(ascii.rows.empty());

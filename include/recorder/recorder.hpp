@@ -22,7 +22,7 @@
 #include <recorder/render/mermaid.hpp>
 #include <recorder/render/options.hpp>
 #include <recorder/render/render.hpp>
-#include <recorder/render/styler.hpp>
+#include <recorder/render/dot_styler.hpp>
 #include <recorder/render/summary.hpp>
 #include <recorder/render/svg.hpp>
 #include <recorder/render/visible.hpp>

@@ -29,9 +29,9 @@ namespace detail {
 /// RAII: sets the model's train/eval mode and restores it, also when the forward throws.
 class ModeGuard {
  public:
-  ModeGuard(torch::nn::Module& m, Mode mode) : m_(m), was_training_(m.is_training()) {
-    if (mode == Mode::train) m_.train(true);
-    if (mode == Mode::eval) m_.train(false);
+  ModeGuard(torch::nn::Module& m, TrainMode mode) : m_(m), was_training_(m.is_training()) {
+    if (mode == TrainMode::train) m_.train(true);
+    if (mode == TrainMode::eval) m_.train(false);
   }
   ~ModeGuard() { m_.train(was_training_); }
   ModeGuard(const ModeGuard&) = delete;
@@ -87,7 +87,7 @@ torch::nn::Module& module_of_holder(H& h) {
 /// Traces forwards of a model under the recording policies `Ps...` (default: the graph).
 ///
 /// ```
-/// recorder::Tracer<recorder::record::Graph> tracer;
+/// recorder::Tracer<recorder::record::Structure> tracer;
 /// auto trace = tracer.run(model, torch::randn({1, 3, 224, 224}));
 /// recorder::render<recorder::backend::Dot>(trace, {.depth = 2}, std::cout);
 /// auto y = trace.output;  // the forward's result, as plain tensors
@@ -107,7 +107,7 @@ class Tracer {
   /// With a policy object: policies that keep state across runs (activations, reductions,
   /// timings) are values, so they plug in here without changing how `run` is called.
   Tracer(TraceOptions options, policy_type policy) : options_(options), policy_(std::move(policy)) {}
-  /// With one value per policy: `Tracer<record::Graph, record::ForwardOutput<>>({}, {}, outputs)`.
+  /// With one value per policy: `Tracer<record::Structure, record::ForwardOutput<>>({}, {}, outputs)`.
   Tracer(TraceOptions options, Ps... policies)
     requires(sizeof...(Ps) > 1)
       : options_(options), policy_(std::move(policies)...) {}
@@ -171,7 +171,7 @@ class Tracer {
   ///
   /// ```
   /// auto m = torch::jit::load("resnet18.pt");
-  /// auto trace = recorder::Tracer<recorder::record::Graph>{}.run(m, torch::randn({1, 3, 224, 224}));
+  /// auto trace = recorder::Tracer<recorder::record::Structure>{}.run(m, torch::randn({1, 3, 224, 224}));
   /// ```
   /// The trace is the one the templated front end gives for the same architecture: module
   /// calls with full paths (`layer1.0.conv1`), classes without TorchScript's mangling, depth,

@@ -205,7 +205,7 @@ BOOST_AUTO_TEST_CASE(condition_dont_record_and_sample) {
   BOOST_TEST(out["fc2"].result().size() == 5u);
 
   rr::ForwardInput<rd::Last> first({"fc1"});
-  first.data(recorder::Data::sample);
+  first.data(recorder::KeptData::sample);
   recorder::Tracer<rr::ForwardInput<rd::Last>> tracer2({}, first);
   const at::Tensor x = torch::randn({8, 784});
   tracer2.run(mlp, x);
@@ -228,7 +228,7 @@ BOOST_AUTO_TEST_CASE(postproc_replaces_the_output_after_recording) {
   BOOST_TEST(torch::equal(traced.output, from_zero));
   BOOST_TEST(torch::equal(out["fc2"].result(), mlp->fc2(torch::zeros({2, 100}))));
   // Post-processing changes values, not the recorded graph: same nodes and edges as a plain trace.
-  const auto plain = recorder::Tracer<recorder::record::Graph>{}.run(mlp, x);
+  const auto plain = recorder::Tracer<recorder::record::Structure>{}.run(mlp, x);
   BOOST_TEST(traced.graph.size() == plain.graph.size());
   BOOST_TEST((traced.graph.edges() == plain.graph.edges()));
 }
@@ -240,7 +240,7 @@ BOOST_AUTO_TEST_CASE(forward_pre_and_forward_input_differ_on_inplace_modules) {
   rr::ForwardInput<rd::Last> post({"layer1.0.relu#0"});
   rr::ForwardOutput<rd::Last> out({"layer1.0.relu#0", "layer1.0.bn1"});
   recorder::Tracer<rr::ForwardPre<rd::Last>, rr::ForwardInput<rd::Last>, rr::ForwardOutput<rd::Last>> tracer(
-      {.mode = recorder::Mode::eval, .no_grad = true}, pre, post, out);
+      {.mode = recorder::TrainMode::eval, .no_grad = true}, pre, post, out);
   tracer.run(net, torch::randn({1, 3, 64, 64}));
   BOOST_TEST(pre.keys() == std::vector<std::string>{"layer1.0.relu#0"}, boost::test_tools::per_element());
   const at::Tensor before = pre["layer1.0.relu#0"].result();
@@ -314,7 +314,7 @@ BOOST_AUTO_TEST_CASE(resnet18_layer4_gradients_equal_register_hook) {
     return y;
   });
   recorder::Tracer<rr::BackwardOutput<rd::KeepAll>, rr::BackwardInput<rd::Sum>> tracer(
-      {.mode = recorder::Mode::eval}, grads, fc_in);
+      {.mode = recorder::TrainMode::eval}, grads, fc_in);
   at::Tensor fc_in_sum;
   for (int i = 0; i < 2; ++i) {
     auto traced = tracer.run(net, torch::randn({2, 3, 64, 64}));
@@ -416,7 +416,7 @@ BOOST_AUTO_TEST_CASE(save_and_load_back) {
   models::MLP mlp;
   rr::ForwardOutput<rd::Moments> moments({"fc2", "fc3"});
   rr::ForwardInput<rd::KeepAll> inputs({"fc3"}, rd::KeepAll{});
-  inputs.data(recorder::Data::sample);
+  inputs.data(recorder::KeptData::sample);
   recorder::Tracer<rr::ForwardOutput<rd::Moments>, rr::ForwardInput<rd::KeepAll>> tracer({.no_grad = true}, moments,
                                                                                         inputs);
   for (int i = 0; i < 3; ++i) tracer.run(mlp, torch::randn({4, 784}));
@@ -504,7 +504,7 @@ BOOST_AUTO_TEST_CASE(python_loads_and_agrees) {
     auto net = models::ResNet18();
     const at::Tensor x = torch::randn({2, 3, 64, 64});
     rr::ForwardOutput<rd::Last> out({"layer1", "layer4.1.bn2", "layer4", "fc"});
-    recorder::Tracer<rr::ForwardOutput<rd::Last>> tracer({.mode = recorder::Mode::eval, .no_grad = true}, out);
+    recorder::Tracer<rr::ForwardOutput<rd::Last>> tracer({.mode = recorder::TrainMode::eval, .no_grad = true}, out);
     tracer.run(net, x);
     export_weights(*net, "resnet_weights.pt");
     recorder::detail::write_pickle(x, dir.path / "resnet_input.pt");

@@ -1,7 +1,7 @@
 /// A RecorderTensor does not convert to at::Tensor: leaving the trace needs `.tensor()`.
 #include <recorder/tensor/recorder_tensor.hpp>
 
-using R = recorder::RecorderTensor<recorder::record::Graph>;
+using R = recorder::RecorderTensor<recorder::record::Structure>;
 
 at::Tensor escape(const R& x) {
 #ifdef RECORDER_COMPILE_FAIL_TWIN

@@ -1,7 +1,7 @@
 /// A RecorderTensor is not an at::Tensor argument either (it is not derived from one).
 #include <recorder/tensor/recorder_tensor.hpp>
 
-using R = recorder::RecorderTensor<recorder::record::Graph>;
+using R = recorder::RecorderTensor<recorder::record::Structure>;
 
 int64_t rows(const at::Tensor& t) { return t.size(0); }
 

@@ -4,7 +4,7 @@
 
 #include <ATen/ops/relu.h>
 
-using R = recorder::RecorderTensor<recorder::record::Graph>;
+using R = recorder::RecorderTensor<recorder::record::Structure>;
 
 R use(const R& x) {
 #ifdef RECORDER_COMPILE_FAIL_TWIN

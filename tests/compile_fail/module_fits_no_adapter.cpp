@@ -15,6 +15,6 @@ struct NetImpl : torch::nn::Module {
 };
 TORCH_MODULE(Net);
 
-void call(recorder::Module<Net>& net, const recorder::RecorderTensor<recorder::record::Graph>& x) {
+void call(recorder::Module<Net>& net, const recorder::RecorderTensor<recorder::record::Structure>& x) {
   (void)net(x);
 }

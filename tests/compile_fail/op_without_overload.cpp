@@ -2,7 +2,7 @@
 #include <recorder/tensor/op.hpp>
 #include <recorder/tensor/recorder_tensor.hpp>
 
-using R = recorder::RecorderTensor<recorder::record::Graph>;
+using R = recorder::RecorderTensor<recorder::record::Structure>;
 
 R use(const R& x) {
 #ifdef RECORDER_COMPILE_FAIL_TWIN

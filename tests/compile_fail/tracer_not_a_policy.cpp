@@ -2,7 +2,7 @@
 #include <recorder/tracer.hpp>
 
 #ifdef RECORDER_COMPILE_FAIL_TWIN
-using T = recorder::Tracer<recorder::record::Graph>;
+using T = recorder::Tracer<recorder::record::Structure>;
 #else
 using T = recorder::Tracer<int>;
 #endif

@@ -21,7 +21,7 @@ namespace {
 
 using recorder::NodeId;
 using recorder::NodeKind;
-using Graph = recorder::Tracer<recorder::record::Graph>;
+using Graph = recorder::Tracer<recorder::record::Structure>;
 
 using test::shape_str;
 std::vector<std::string> calls(const recorder::Trace& t) { return test::describe_calls(t); }
@@ -169,7 +169,7 @@ struct LooseImpl : torch::nn::Module {
 BOOST_AUTO_TEST_CASE(tracer_restores_train_mode_and_applies_eval) {
   models::MLP mlp;
   mlp->train();
-  recorder::Tracer<recorder::record::Graph> tracer({.mode = recorder::Mode::eval});
+  recorder::Tracer<recorder::record::Structure> tracer({.mode = recorder::TrainMode::eval});
   auto probe = std::make_shared<Probe>();
   probe->train();
   torch::nn::ModuleHolder<Probe> holder(probe);
@@ -187,7 +187,7 @@ BOOST_AUTO_TEST_CASE(off_policy_records_nothing_and_computes_the_same) {
   BOOST_TEST(t.graph.size() == 0u);
   BOOST_TEST(t.graph.edge_count() == 0u);
   BOOST_TEST(t.output.equal(mlp->forward(x)));
-  auto both = recorder::Tracer<recorder::record::Graph, recorder::record::Off>{}.run(mlp, x);
+  auto both = recorder::Tracer<recorder::record::Structure, recorder::record::Off>{}.run(mlp, x);
   BOOST_TEST(both.graph.size() == 13u);
 }
 
@@ -219,7 +219,7 @@ TORCH_MODULE(Outer);
 BOOST_AUTO_TEST_CASE(a_leaf_that_throws_leaves_an_exact_partial_trace) {
   Broken model;
   model->train();
-  recorder::Tracer<recorder::record::Graph> tracer({.mode = recorder::Mode::eval});
+  recorder::Tracer<recorder::record::Structure> tracer({.mode = recorder::TrainMode::eval});
   std::shared_ptr<const recorder::Trace> partial;
   std::string what;
   try {
@@ -370,7 +370,7 @@ BOOST_AUTO_TEST_CASE(aten_ops_policy_records_the_ops_inside_leaf_modules, *boost
   BOOST_TEST(t.graph.kind(ins[0]) == NodeKind::parameter);
   BOOST_TEST(t.graph.kind(ins[1]) == NodeKind::input);
   BOOST_TEST(t.graph.label(t.graph.tensor(ins[2]).producer) == "t");
-  // Drawn with leaves as boxes, the picture is the one record::Graph gives.
+  // Drawn with leaves as boxes, the picture is the one record::Structure gives.
   auto plain_trace = Graph{}.run(mlp, x);
   BOOST_TEST(test::describe_visible(t, {}) == test::describe_visible(plain_trace, {}));
   // Outside leaf forwards nothing is observed: the two relu calls are the traced ones.

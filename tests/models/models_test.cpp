@@ -20,7 +20,7 @@ namespace {
 
 using recorder::NodeId;
 using recorder::NodeKind;
-using Graph = recorder::Tracer<recorder::record::Graph>;
+using Graph = recorder::Tracer<recorder::record::Structure>;
 
 using test::describe_edges;
 using test::describe_nodes;

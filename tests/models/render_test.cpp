@@ -18,7 +18,7 @@
 
 namespace {
 
-using Graph = recorder::Tracer<recorder::record::Graph>;
+using Graph = recorder::Tracer<recorder::record::Structure>;
 
 std::pair<std::size_t, std::size_t> counts(const recorder::Trace& t, const recorder::RenderOptions& o) {
   const auto vg = recorder::visible_graph(t.graph, o);

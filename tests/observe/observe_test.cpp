@@ -13,8 +13,8 @@
 namespace {
 
 using AtenOps = recorder::Tracer<recorder::record::AtenOps>;
-using Graph = recorder::Tracer<recorder::record::Graph>;
-const recorder::TraceOptions eval{.mode = recorder::Mode::eval, .no_grad = true};
+using Graph = recorder::Tracer<recorder::record::Structure>;
+const recorder::TraceOptions eval{.mode = recorder::TrainMode::eval, .no_grad = true};
 
 /// Two Linear layers and a residual add, with a plain forward (no template).
 struct PlainBlockImpl : torch::nn::Module {
@@ -151,7 +151,7 @@ BOOST_AUTO_TEST_CASE(libtorchs_own_composite_inside_a_templated_model) {
   BOOST_TEST(table.rows.size() == 8u);
   BOOST_TEST(table.rows[2].cells[1] == "816");  // MultiheadAttention: in_proj; out_proj below
   BOOST_TEST(table.rows[3].cells[1] == "272");
-  // Drawn with leaf modules folded (the default), the picture is record::Graph's.
+  // Drawn with leaf modules folded (the default), the picture is record::Structure's.
   const auto plain = Graph(eval).run(model, x);
   BOOST_TEST(recorder::render_to_string<recorder::backend::Dot>(t, {}) ==
              recorder::render_to_string<recorder::backend::Dot>(plain, {}));

@@ -2,7 +2,7 @@
 /// Hand-built traces shaped like the tracer's output, shared by the render tests.
 
 #include <recorder/graph/trace.hpp>
-#include <recorder/render/styler.hpp>
+#include <recorder/render/dot_styler.hpp>
 #include <recorder/render/visible.hpp>
 
 #include <cstdint>

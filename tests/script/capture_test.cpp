@@ -23,7 +23,7 @@ using script_test::load;
 
 namespace {
 
-const recorder::TraceOptions eval{.mode = recorder::Mode::eval, .no_grad = true};
+const recorder::TraceOptions eval{.mode = recorder::TrainMode::eval, .no_grad = true};
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
@@ -131,7 +131,7 @@ BOOST_AUTO_TEST_CASE(forward_pre_and_forward_input_differ_on_an_inplace_relu) {
 BOOST_AUTO_TEST_CASE(conditions_pauses_samples_and_every_address) {
   auto m = load("resnet18_script.pt");
   rr::ForwardOutput<rd::Sum> out({recorder::by_class("BatchNorm2d")});
-  out.when([](const recorder::LayerCall& c) { return c.label == "3-2"; }).data(recorder::Data::sample);
+  out.when([](const recorder::LayerCall& c) { return c.label == "3-2"; }).data(recorder::KeptData::sample);
   recorder::Tracer<rr::ForwardOutput<rd::Sum>> tracer(eval, out);
   (void)tracer.run(m, torch::randn({4, 3, 64, 64}));
   // Every selected layer has a record; the condition let only layer1.0.bn1 record.
@@ -164,7 +164,7 @@ BOOST_AUTO_TEST_CASE(postproc_zeroing_layer4_makes_the_output_fc_bias) {
   BOOST_TEST(torch::equal(t.output.toTensor(), bias.unsqueeze(0)));
   BOOST_TEST(out["layer4"].result().abs().sum().item<float>() > 0.0f);  // recorded before replaced
   // The graph keeps the recorded nodes: the same picture as without post-processing.
-  const auto plain = recorder::Tracer<recorder::record::Graph>(eval).run(m, torch::randn({1, 3, 224, 224}));
+  const auto plain = recorder::Tracer<recorder::record::Structure>(eval).run(m, torch::randn({1, 3, 224, 224}));
   BOOST_TEST(recorder::render_to_string<recorder::backend::Dot>(t, {}) ==
              recorder::render_to_string<recorder::backend::Dot>(plain, {}));
   // The model's own forward is untouched.
@@ -176,7 +176,7 @@ BOOST_AUTO_TEST_CASE(gradients_of_layer4_and_of_fc_inputs_are_exact) {
   auto m = load("resnet18_script.pt");
   rr::BackwardOutput<rd::Sum> grad_out({"layer4"});
   rr::BackwardInput<rd::Sum> grad_in({"fc"});
-  recorder::Tracer<rr::BackwardOutput<rd::Sum>, rr::BackwardInput<rd::Sum>> tracer({.mode = recorder::Mode::eval},
+  recorder::Tracer<rr::BackwardOutput<rd::Sum>, rr::BackwardInput<rd::Sum>> tracer({.mode = recorder::TrainMode::eval},
                                                                                    grad_out, grad_in);
   for (int i = 0; i < 2; ++i) {
     const auto t = tracer.run(m, torch::randn({1, 3, 224, 224}));

@@ -26,11 +26,11 @@ namespace {
 using script_test::calls;
 using script_test::functions;
 using script_test::load;
-using Graph = recorder::Tracer<recorder::record::Graph>;
+using Graph = recorder::Tracer<recorder::record::Structure>;
 using AtenOps = recorder::Tracer<recorder::record::AtenOps>;
 using recorder::NodeKind;
 
-const recorder::TraceOptions eval{.mode = recorder::Mode::eval, .no_grad = true};
+const recorder::TraceOptions eval{.mode = recorder::TrainMode::eval, .no_grad = true};
 
 std::string dot(const recorder::Trace& t, recorder::RenderOptions o) {
   return recorder::render_to_string<recorder::backend::Dot>(t, o);
@@ -282,7 +282,7 @@ BOOST_AUTO_TEST_CASE(grad_mode_and_the_legacy_executor_record_the_same_graph) {
   const auto reference = AtenOps(eval).run(m, x);
   // With grad, TorchScript's optimizer would build autodiff subgraphs; the tracer runs the code
   // as written, so nothing changes (and the output still requires grad).
-  const auto with_grad = AtenOps({.mode = recorder::Mode::eval}).run(m, x);
+  const auto with_grad = AtenOps({.mode = recorder::TrainMode::eval}).run(m, x);
   BOOST_TEST(calls(with_grad) == calls(reference), boost::test_tools::per_element());
   BOOST_TEST(functions(with_grad) == functions(reference), boost::test_tools::per_element());
   BOOST_TEST(with_grad.output.toTupleRef().elements()[0].toTensor().requires_grad());

@@ -15,7 +15,7 @@ namespace {
 using recorder::recording_policy;
 using recorder::tensor_like;
 namespace record = recorder::record;
-using RG = recorder::RecorderTensor<record::Graph>;
+using RG = recorder::RecorderTensor<record::Structure>;
 using RO = recorder::RecorderTensor<record::Off>;
 
 // ---- tensor_like -----------------------------------------------------------------------
@@ -57,10 +57,10 @@ struct Custom {  // the example of concepts.hpp
   static constexpr bool records_graph = true;
 };
 
-static_assert(recording_policy<record::Graph>);
+static_assert(recording_policy<record::Structure>);
 static_assert(recording_policy<record::Off>);
 static_assert(recording_policy<Custom>);
-static_assert(recording_policy<record::All<record::Graph, record::Off>>);
+static_assert(recording_policy<record::All<record::Structure, record::Off>>);
 static_assert(recording_policy<record::All<record::Off>>);
 static_assert(recording_policy<record::All<>>);
 static_assert(!recording_policy<int>);
@@ -73,18 +73,18 @@ static_assert(recorder::tagged_recording_policy<TagOnly>);
 static_assert(!recorder::declares_records_graph<TagOnly>);
 static_assert(!recording_policy<NotBool>);
 
-static_assert(record::Graph::records_graph);
+static_assert(record::Structure::records_graph);
 static_assert(!record::Off::records_graph);
-static_assert(record::All<record::Graph, record::Off>::records_graph);
-static_assert(record::All<record::Off, record::Graph>::records_graph);
+static_assert(record::All<record::Structure, record::Off>::records_graph);
+static_assert(record::All<record::Off, record::Structure>::records_graph);
 static_assert(!record::All<record::Off>::records_graph);
 static_assert(!record::All<>::records_graph);
-static_assert(record::All<record::Graph, record::Off>::has<record::Graph>);
-static_assert(record::All<record::Graph, record::Off>::has<record::Off>);
-static_assert(!record::All<record::Off>::has<record::Graph>);
-static_assert(std::is_same_v<record::combine_t<record::Graph>, record::Graph>);
-static_assert(std::is_same_v<record::combine_t<record::Graph, record::Off>, record::All<record::Graph, record::Off>>);
-static_assert(std::is_empty_v<record::Graph> && std::is_empty_v<record::Off>);
+static_assert(record::All<record::Structure, record::Off>::has<record::Structure>);
+static_assert(record::All<record::Structure, record::Off>::has<record::Off>);
+static_assert(!record::All<record::Off>::has<record::Structure>);
+static_assert(std::is_same_v<record::combine_t<record::Structure>, record::Structure>);
+static_assert(std::is_same_v<record::combine_t<record::Structure, record::Off>, record::All<record::Structure, record::Off>>);
+static_assert(std::is_empty_v<record::Structure> && std::is_empty_v<record::Off>);
 
 // ---- RecorderTensor is a wrapper, never an at::Tensor ------------------------------------
 static_assert(!std::is_convertible_v<RG, at::Tensor>);
@@ -95,7 +95,7 @@ static_assert(!std::is_base_of_v<at::Tensor, RO>);
 static_assert(!std::is_convertible_v<at::Tensor, RG>);  // entering the trace is explicit too
 static_assert(!std::is_convertible_v<RG, RO> && !std::is_convertible_v<RO, RG>);
 static_assert(!std::is_convertible_v<RG, at::Scalar>);
-static_assert(std::is_same_v<RG::policy_type, record::Graph>);
+static_assert(std::is_same_v<RG::policy_type, record::Structure>);
 static_assert(std::is_same_v<decltype(std::declval<const RG&>().tensor()), const at::Tensor&>);
 static_assert(std::is_same_v<decltype(std::declval<RG&&>().tensor()), at::Tensor>);
 static_assert(std::is_nothrow_move_constructible_v<RG>);

@@ -11,7 +11,7 @@
 
 namespace {
 
-using RG = recorder::RecorderTensor<recorder::record::Graph>;
+using RG = recorder::RecorderTensor<recorder::record::Structure>;
 using RO = recorder::RecorderTensor<recorder::record::Off>;
 
 struct BlockImpl : torch::nn::Module {

@@ -29,8 +29,8 @@ namespace {
 
 using recorder::SummaryColumn;
 using recorder::SummaryOptions;
-using recorder::SummaryRow;
-using Tracer = recorder::Tracer<recorder::record::Graph>;
+using recorder::SummaryRowSetting;
+using Tracer = recorder::Tracer<recorder::record::Structure>;
 /// Records the aten ops inside leaf modules too; usable only with NDEBUG.
 using AtenTracer = recorder::Tracer<recorder::record::AtenOps>;
 
@@ -180,7 +180,7 @@ BOOST_AUTO_TEST_CASE(lstm_verbose_is_torchinfos_table) {
       t, {.columns = {SummaryColumn::kernel_size, SummaryColumn::output_size,
                       SummaryColumn::num_params, SummaryColumn::mult_adds},
           .col_width = 20,
-          .row_settings = {SummaryRow::var_names},
+          .row_settings = {SummaryRowSetting::var_names},
           .verbose = true});
   check("lstm.txt", s, peer("torchinfo__lstm.out"));
   const auto table = recorder::summarize(t);
@@ -191,8 +191,8 @@ BOOST_AUTO_TEST_CASE(lstm_verbose_is_torchinfos_table) {
 BOOST_AUTO_TEST_CASE(all_outputs_of_tuple_returning_modules) {
   models::LSTMNet net;
   auto t = Tracer{}.run(net, torch::zeros({1, 100}, torch::kLong));
-  const auto first_only = recorder::summarize(t, {.row_settings = {SummaryRow::var_names}});
-  const auto all = recorder::summarize(t, {.row_settings = {SummaryRow::var_names}, .all_outputs = true});
+  const auto first_only = recorder::summarize(t, {.row_settings = {SummaryRowSetting::var_names}});
+  const auto all = recorder::summarize(t, {.row_settings = {SummaryRowSetting::var_names}, .all_outputs = true});
   BOOST_REQUIRE(all.rows.size() == 4u);  // LSTMNet, embedding, encoder, decoder
   BOOST_TEST(first_only.rows[2].label == "LSTM (encoder)");
   BOOST_TEST(first_only.rows[2].cells[0] == "[1, 100, 512]");  // torchinfo: the first output only
@@ -309,7 +309,7 @@ BOOST_AUTO_TEST_CASE(functional_mult_adds_of_the_transformer, *boost::unit_test:
   // Recording the leaves' insides adds rows only: the out-projection of libtorch's C++
   // MultiheadAttention, inferred from the parameters its ops read (depth 3), with its share of
   // the attention's parameters and mult-adds. Folded at depth 2, and less the functional line,
-  // it is the table of the record::Graph trace, torchinfo's numbers and all.
+  // it is the table of the record::Structure trace, torchinfo's numbers and all.
   BOOST_TEST(s.find("\u2502    \u2502    \u2514\u2500Linear: 3-1                  [10, 2, 64]               4,160") !=
              std::string::npos);
   SummaryOptions folded = options;
@@ -320,7 +320,7 @@ BOOST_AUTO_TEST_CASE(functional_mult_adds_of_the_transformer, *boost::unit_test:
   torchinfo_only.functional_mult_adds = false;
   BOOST_TEST(without == recorder::summary(Tracer{}.run(tr, tokens), torchinfo_only));
   check_column_sums(t, "Transformer with record::AtenOps");
-  // With record::Graph the attention is opaque, and this model has no functional matmul of
+  // With record::Structure the attention is opaque, and this model has no functional matmul of
   // its own: nothing to add.
   BOOST_TEST(recorder::summarize(Tracer{}.run(tr, tokens)).functional_mult_adds == 0u);
 

@@ -19,7 +19,7 @@ namespace recorder_test {
 using recorder::Graph;
 using recorder::NodeId;
 using recorder::NodeKind;
-using R = recorder::RecorderTensor<recorder::record::Graph>;
+using R = recorder::RecorderTensor<recorder::record::Structure>;
 using Dims = std::vector<std::int64_t>;
 
 /// A session made current for the lifetime of the object, with helpers to add inputs.

@@ -4,7 +4,7 @@
 #include <recorder/adapters/module_core.hpp>
 #include <recorder/observe/observer.hpp>
 #include <recorder/tensor/nested.hpp>
-#include <recorder/tensor/plain.hpp>
+#include <recorder/tensor/unwrap.hpp>
 #include <recorder/tensor/recorder_tensor.hpp>
 
 #include <torch/nn/module.h>
@@ -137,7 +137,7 @@ auto call_leaf(Session& s, const torch::nn::Module& m, Run run, const A&... args
                   "recorder::record::AtenOps needs NDEBUG: libtorch is built with NDEBUG, and "
                   "at::RecordFunction has a debug-only member, so a translation unit without "
                   "NDEBUG cannot read an op's inputs (libtorch 1.13). Build with -DNDEBUG "
-                  "(e.g. CMAKE_BUILD_TYPE=Release), or record with record::Graph.");
+                  "(e.g. CMAKE_BUILD_TYPE=Release), or record with record::Structure.");
     observer.emplace(s, call, known_tensors<P>(s, args...), submodules_of(s, m));
   }
   std::vector<at::Tensor> plain_ins;

@@ -16,7 +16,7 @@
 /// a gradient w.r.t. a tensor is its whole gradient, as `tensor.register_hook` gives it.
 
 #include <recorder/capture/core.hpp>
-#include <recorder/capture/tensor_values.hpp>
+#include <recorder/tensor/value_ops.hpp>
 #include <recorder/policies/reduction.hpp>
 #include <recorder/policies/reduction/concepts.hpp>
 
@@ -105,7 +105,7 @@ namespace detail {
 template <class R>
 class Store final : public CaptureCore {
  public:
-  Store(What what, std::vector<LayerAddress> layers, R reduction)
+  Store(CapturePoint what, std::vector<LayerAddress> layers, R reduction)
       : CaptureCore(what, std::move(layers), R::name), reduction_(std::move(reduction)) {}
 
   const std::vector<std::unique_ptr<LayerRecord<R>>>& records() const noexcept { return records_; }
@@ -158,7 +158,7 @@ namespace record {
 /// Layers are selected by `LayerAddress` (label `"2-3"`, or `{{2, 3}}` in the list, path, `by_class`,
 /// `by_index`, `where`). A selected layer that did not run in a forward makes `Tracer::run`
 /// throw `UnknownLayer` after that forward, listing the nearest layers that ran.
-template <What W, class R = reduce::KeepAll>
+template <CapturePoint W, class R = reduce::KeepAll>
 class Capture {
   static_assert(reduce::reduction<R, at::Tensor>,
                 "recorder::record::Capture<W, R>: R is not a reduction over at::Tensor. Use one "
@@ -169,7 +169,7 @@ class Capture {
   using recording_policy_tag = void;
   static constexpr bool records_graph = true;
   static constexpr bool captures_calls = true;
-  static constexpr What what = W;
+  static constexpr CapturePoint what = W;
   using reduction_type = R;
   using record_type = LayerRecord<R>;
 
@@ -207,8 +207,8 @@ class Capture {
     return *this;
   }
 
-  /// `Data::batch` (default) records whole tensors, `Data::sample` their first element.
-  Capture& data(Data d) {
+  /// `KeptData::batch` (default) records whole tensors, `KeptData::sample` their first element.
+  Capture& data(KeptData d) {
     store_->set_data(d);
     return *this;
   }
@@ -250,15 +250,15 @@ class Capture {
 };
 
 template <class R = reduce::KeepAll>
-using ForwardPre = Capture<What::forward_pre, R>;
+using ForwardPre = Capture<CapturePoint::forward_pre, R>;
 template <class R = reduce::KeepAll>
-using ForwardInput = Capture<What::forward_input, R>;
+using ForwardInput = Capture<CapturePoint::forward_input, R>;
 template <class R = reduce::KeepAll>
-using ForwardOutput = Capture<What::forward_output, R>;
+using ForwardOutput = Capture<CapturePoint::forward_output, R>;
 template <class R = reduce::KeepAll>
-using BackwardOutput = Capture<What::backward_output, R>;
+using BackwardOutput = Capture<CapturePoint::backward_output, R>;
 template <class R = reduce::KeepAll>
-using BackwardInput = Capture<What::backward_input, R>;
+using BackwardInput = Capture<CapturePoint::backward_input, R>;
 
 }  // namespace record
 

@@ -28,7 +28,7 @@
 namespace recorder {
 
 /// What a capture policy records of a selected module call (torchfunc's recorder names).
-enum class What {
+enum class CapturePoint {
   forward_pre,      ///< its inputs before the forward runs (torchfunc `ForwardPre`)
   forward_input,    ///< its inputs after the forward ran, in-place changes included (`ForwardInput`)
   forward_output,   ///< its outputs (`ForwardOutput`)
@@ -37,19 +37,19 @@ enum class What {
 };
 
 /// "forward_pre", "forward_input", ...
-constexpr std::string_view to_string(What w) noexcept {
+constexpr std::string_view to_string(CapturePoint w) noexcept {
   switch (w) {
-    case What::forward_pre: return "forward_pre";
-    case What::forward_input: return "forward_input";
-    case What::forward_output: return "forward_output";
-    case What::backward_output: return "backward_output";
-    case What::backward_input: return "backward_input";
+    case CapturePoint::forward_pre: return "forward_pre";
+    case CapturePoint::forward_input: return "forward_input";
+    case CapturePoint::forward_output: return "forward_output";
+    case CapturePoint::backward_output: return "backward_output";
+    case CapturePoint::backward_input: return "backward_input";
   }
   return "?";
 }
 
 /// How much of each recorded tensor is kept (scio's and torchfunc's data methods).
-enum class Data {
+enum class KeptData {
   batch,   ///< the whole tensor
   sample,  ///< the first element along dimension 0, as a batch of one (`x.narrow(0, 0, 1)`)
 };
@@ -62,7 +62,7 @@ struct LayerCall {
   std::string_view class_name;    ///< "Conv2d"
   std::string label;              ///< torchinfo's depth-index label, "3-2"
   std::uint32_t call_index = 0;   ///< 0 for the module's first call in this forward
-  What what = What::forward_output;
+  CapturePoint what = CapturePoint::forward_output;
   std::uint64_t samples = 0;      ///< samples this layer has recorded so far
   std::size_t tensor = 0;         ///< post-processing: which output (0-based); else 0
 };
@@ -112,7 +112,7 @@ namespace detail {
 /// its recording does nothing).
 class CaptureCore : public CallHooks, public std::enable_shared_from_this<CaptureCore> {
  public:
-  CaptureCore(What what, std::vector<LayerAddress> layers, std::string_view reduction)
+  CaptureCore(CapturePoint what, std::vector<LayerAddress> layers, std::string_view reduction)
       : what_(what), layers_(std::move(layers)), reduction_name_(reduction) {
     if (layers_.empty())
       throw std::invalid_argument("recorder: a " + std::string(to_string(what)) +
@@ -123,7 +123,7 @@ class CaptureCore : public CallHooks, public std::enable_shared_from_this<Captur
   CaptureCore& operator=(const CaptureCore&) = delete;
   virtual ~CaptureCore() = default;
 
-  What what() const noexcept { return what_; }
+  CapturePoint what() const noexcept { return what_; }
   const std::vector<LayerAddress>& layers() const noexcept { return layers_; }
   std::string_view reduction_name() const noexcept { return reduction_name_; }
 
@@ -135,11 +135,11 @@ class CaptureCore : public CallHooks, public std::enable_shared_from_this<Captur
     std::lock_guard lock(mutex_);
     postprocs_.emplace_back(std::move(layer), std::move(f));
   }
-  void set_data(Data d) {
+  void set_data(KeptData d) {
     std::lock_guard lock(mutex_);
     data_ = d;
   }
-  Data data() const noexcept { return data_; }
+  KeptData data() const noexcept { return data_; }
   /// Returns the previous value.
   bool set_enabled(bool on) {
     std::lock_guard lock(mutex_);
@@ -205,8 +205,8 @@ class CaptureCore : public CallHooks, public std::enable_shared_from_this<Captur
     }
     open_.push_back(open);
     if (open.record == npos) return;
-    if (what_ == What::forward_pre) record_all(open.record, inputs);
-    if (what_ == What::backward_input) hook_all(open.record, inputs);
+    if (what_ == CapturePoint::forward_pre) record_all(open.record, inputs);
+    if (what_ == CapturePoint::backward_input) hook_all(open.record, inputs);
   }
 
   void leave(const Graph& g, NodeId call, std::span<const at::Tensor> inputs,
@@ -217,9 +217,9 @@ class CaptureCore : public CallHooks, public std::enable_shared_from_this<Captur
     const OpenCall open = open_.back();
     open_.pop_back();
     if (open.record != npos) {
-      if (what_ == What::forward_input) record_all(open.record, inputs);
-      if (what_ == What::forward_output) record_all(open.record, outputs);
-      if (what_ == What::backward_output) hook_all(open.record, outputs);
+      if (what_ == CapturePoint::forward_input) record_all(open.record, inputs);
+      if (what_ == CapturePoint::forward_output) record_all(open.record, outputs);
+      if (what_ == CapturePoint::backward_output) hook_all(open.record, outputs);
     }
     if (!open.selected || postprocs_.empty()) return;
     const CallFacts facts = facts_of(g, call, open.position);
@@ -355,7 +355,7 @@ class CaptureCore : public CallHooks, public std::enable_shared_from_this<Captur
   }
 
   at::Tensor cut(const at::Tensor& x) const {
-    if (data_ == Data::sample && x.defined() && x.dim() > 0 && x.size(0) > 0) return x.narrow(0, 0, 1);
+    if (data_ == KeptData::sample && x.defined() && x.dim() > 0 && x.size(0) > 0) return x.narrow(0, 0, 1);
     return x;
   }
 
@@ -402,12 +402,12 @@ class CaptureCore : public CallHooks, public std::enable_shared_from_this<Captur
     }
   }
 
-  What what_;
+  CapturePoint what_;
   std::vector<LayerAddress> layers_;
   std::string_view reduction_name_;
   Condition condition_;
   std::vector<std::pair<std::optional<LayerAddress>, Postproc>> postprocs_;
-  Data data_ = Data::batch;
+  KeptData data_ = KeptData::batch;
   bool enabled_ = true;
 
   // Per forward.

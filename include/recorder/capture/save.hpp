@@ -117,7 +117,7 @@ inline std::map<std::string, c10::IValue> load_recording(const std::filesystem::
 /// Saves `acts` as one file: a dict from layer key to result, loadable with `torch.load`.
 /// The write is atomic: `file` is replaced whole or left as it was (then a `FileError` names
 /// it; its folder must exist). Example: `recorder::save(inputs, "inputs.pt")`.
-template <What W, class R>
+template <CapturePoint W, class R>
 void save(const record::Capture<W, R>& acts, const std::filesystem::path& file) {
   detail::check_parent_folder(file);
   c10::impl::GenericDict d(c10::StringType::get(), c10::AnyType::get());
@@ -130,7 +130,7 @@ void save(const record::Capture<W, R>& acts, const std::filesystem::path& file) 
 /// `<folder>/<key>.pt`, each holding that layer's result. Keys are made safe file names
 /// (`detail::sanitize_filename`: a module called `../x` writes `___x.pt` inside `folder`);
 /// two keys that sanitize alike get `~2`, `~3` suffixes. Returns key -> file written.
-template <What W, class R>
+template <CapturePoint W, class R>
 std::map<std::string, std::filesystem::path> save_per_layer(const record::Capture<W, R>& acts,
                                                            const std::filesystem::path& folder) {
   detail::check_parent_folder(folder, "create folder");

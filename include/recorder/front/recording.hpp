@@ -21,14 +21,14 @@
 namespace recorder {
 
 /// The train/eval mode a forward runs in; the model's own mode is restored afterwards.
-enum class Mode { keep, train, eval };
+enum class TrainMode { keep, train, eval };
 
 /// Writes one warning line to standard error (the default `TraceOptions::on_warning`).
 inline void warn_to_stderr(const std::string& message) { std::cerr << message << '\n'; }
 
 /// How `Tracer::run` runs the forward.
 struct TraceOptions {
-  Mode mode = Mode::keep;  ///< `eval` is what torchview does; `keep` leaves the model as it is
+  TrainMode mode = TrainMode::keep;  ///< `eval` is what torchview does; `keep` leaves the model as it is
   bool no_grad = false;    ///< run under `torch::NoGradGuard` (no autograd graph is built)
   /// Where warnings go as they arise (a frozen TorchScript model traced without its modules,
   /// ...); every warning is also kept in `Trace::warnings`. Default: one line on stderr.

@@ -13,7 +13,7 @@
 /// **Laws**: a policy is an empty or small value type; `records_graph == false` makes every
 /// traced op compile to the plain libtorch call.
 ///
-/// **Models shipped**: `record::Graph`, `record::Off`, and `record::All<Ps...>` (a set).
+/// **Models shipped**: `record::Structure`, `record::Off`, and `record::All<Ps...>` (a set).
 ///
 /// **Example**
 /// ```

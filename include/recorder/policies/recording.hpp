@@ -3,7 +3,7 @@
 ///
 /// | policy              | records                                    | use it when                         |
 /// |---------------------|--------------------------------------------|-------------------------------------|
-/// | `record::Graph`     | tensors, ops, module calls, shapes, params | drawing, summaries, analysis        |
+/// | `record::Structure` | tensors, ops, module calls, shapes, params | drawing, summaries, analysis        |
 /// | `record::Off`       | nothing: ops compile to plain libtorch     | shipping traced-ready code at 0 cost|
 /// | `record::AtenOps`   | the graph, plus the aten ops run inside each leaf module (an `at::RecordFunction` observer) | drawing leaf modules' insides (`hide_module_functions = false`) |
 /// | `record::ForwardPre<R>`, `ForwardInput<R>`, `ForwardOutput<R>`, `BackwardOutput<R>`, `BackwardInput<R>` | the graph, plus chosen layers' inputs, outputs or gradients, reduced by `R` over many forwards (`capture/activations.hpp`) | torchfunc / scio / torchlens-style recording |
@@ -23,8 +23,9 @@
 
 namespace recorder::record {
 
-/// Records the graph: tensors with shapes and dtypes, function ops, module calls, parameters.
-struct Graph {
+/// Records the graph's structure: tensors with shapes and dtypes, function ops, module calls,
+/// parameters (named apart from `recorder::Graph`, the container it fills).
+struct Structure {
   using recording_policy_tag = void;
   static constexpr bool records_graph = true;
 };

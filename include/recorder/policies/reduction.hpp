@@ -14,7 +14,7 @@
 ///
 /// Every reduction is a small value type (its options are members), generic over the value
 /// type `T` through `reduce::value_ops<T>`: arithmetic types here, `at::Tensor` with
-/// `<recorder/capture/tensor_values.hpp>`. `W` is `value_ops<T>::wide_type` (double),
+/// `<recorder/tensor/value_ops.hpp>`. `W` is `value_ops<T>::wide_type` (double),
 /// `H` its `histogram_type` (int64 counts). Each has `state<T>`, `init(x)`, `update(s, x)`,
 /// `result(s)`, `count(s)` and, all but `custom`, `merge(s, other)` (`concepts.hpp`). Results
 /// are copies, independent of later passes, except `KeepAll`'s: a reference to the kept copies.

@@ -4,7 +4,7 @@
 #include <recorder/detail/escape.hpp>
 #include <recorder/graph/trace.hpp>
 #include <recorder/render/options.hpp>
-#include <recorder/render/styler.hpp>
+#include <recorder/render/dot_styler.hpp>
 #include <recorder/render/visible.hpp>
 
 #include <algorithm>

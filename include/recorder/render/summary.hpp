@@ -31,7 +31,7 @@ enum class SummaryColumn {
 };
 
 /// What a row's label shows, as torchinfo's `row_settings`.
-enum class SummaryRow {
+enum class SummaryRowSetting {
   depth,      ///< `Conv2d: 1-1`: depth and index at that depth
   var_names,  ///< `Conv2d (conv1)`: the name the parent registered it under
 };
@@ -47,7 +47,7 @@ struct SummaryOptions {
   /// Width of every column but the first.
   int col_width = 25;
   /// What row labels show.
-  std::vector<SummaryRow> row_settings{SummaryRow::depth};
+  std::vector<SummaryRowSetting> row_settings{SummaryRowSetting::depth};
   /// Tree prefixes `+ ` and `|` instead of box-drawing characters.
   bool ascii_only = false;
   /// One row per parameter under each module row (torchinfo's `verbose=2`); only the
@@ -80,7 +80,7 @@ struct SummaryOptions {
   /// convolution ops none of whose two multiplied operands (a and b, x and w above) comes from
   /// parameters and constants alone (a weight, `t(weight)`, a buffer). In a `MultiheadAttention`
   /// the score and weighted-sum `bmm`s count, its in- and out-projections do not; in a `Linear`
-  /// or `Conv2d` nothing does. With `record::Graph` leaves are opaque: the line counts composite
+  /// or `Conv2d` nothing does. With `record::Structure` leaves are opaque: the line counts composite
   /// forwards only.
   ///
   /// `summary(Tracer<record::AtenOps>{}.run(net, x), {.functional_mult_adds = true})`
@@ -92,7 +92,7 @@ struct SummaryOptions {
 };
 
 /// One row of the table (a module call at or above `depth`), its cells as printed.
-struct SummaryRowData {
+struct SummaryRow {
   NodeId call;
   int depth = 0;
   std::string label{};               ///< `Conv2d: 1-1`, with ` (failed)` for a call that threw
@@ -101,7 +101,7 @@ struct SummaryRowData {
 
 /// The numbers of a summary: its rows and its totals, before formatting.
 struct SummaryTable {
-  std::vector<SummaryRowData> rows{};
+  std::vector<SummaryRow> rows{};
   std::uint64_t total_params = 0;      ///< each parameter tensor once
   std::uint64_t trainable_params = 0;
   std::uint64_t total_mult_adds = 0;   ///< sum over every leaf call, reused ones each time
@@ -205,7 +205,7 @@ inline std::string_view attribute(const ModuleInfo& m, std::string_view key) {
   return {};
 }
 
-inline bool has(const std::vector<SummaryRow>& rs, SummaryRow r) {
+inline bool has(const std::vector<SummaryRowSetting>& rs, SummaryRowSetting r) {
   return std::find(rs.begin(), rs.end(), r) != rs.end();
 }
 
@@ -503,13 +503,13 @@ inline SummaryTable summarize(const Trace& trace, const SummaryOptions& options 
     shown_below[c.parent] += shown;
   }
 
-  const bool show_depth = si::has(options.row_settings, SummaryRow::depth);
-  const bool show_var = si::has(options.row_settings, SummaryRow::var_names);
+  const bool show_depth = si::has(options.row_settings, SummaryRowSetting::depth);
+  const bool show_var = si::has(options.row_settings, SummaryRowSetting::var_names);
   for (const si::Call& c : calls) {
     if (c.depth > options.depth) continue;
     const ModuleInfo& m = *c.module;
     const Graph::CallData& cd = g.call(c.id);
-    SummaryRowData row;
+    SummaryRow row;
     row.call = c.id;
     row.depth = c.depth;
     row.label = m.class_name;
@@ -585,8 +585,8 @@ inline std::string summary(const Trace& trace, const SummaryOptions& options = {
   namespace si = detail::summary_impl;
   const SummaryTable t = summarize(trace, options);
   const Graph& g = trace.graph;
-  const bool show_depth = si::has(options.row_settings, SummaryRow::depth);
-  const bool show_var = si::has(options.row_settings, SummaryRow::var_names);
+  const bool show_depth = si::has(options.row_settings, SummaryRowSetting::depth);
+  const bool show_var = si::has(options.row_settings, SummaryRowSetting::var_names);
   const auto col_width = static_cast<std::size_t>(std::max(options.col_width, 0));
 
   // Layer column width: the longest label of any call (folded ones too), depth * 5 + 1 for
@@ -646,7 +646,7 @@ inline std::string summary(const Trace& trace, const SummaryOptions& options = {
     row(header, titles);
   }
   out += divider + '\n';
-  for (const SummaryRowData& r : t.rows) {
+  for (const SummaryRow& r : t.rows) {
     row(si::start_str(r.depth, options.ascii_only) + r.label, r.cells);
     if (!options.verbose) continue;
     const auto& params = g.module_of(r.call).params;

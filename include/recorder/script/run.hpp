@@ -418,13 +418,13 @@ inline ModelFacts model_facts(const torch::jit::Module& model, const Instrumente
 /// RAII: sets a TorchScript model's train/eval flags (per module) and restores them.
 class ScriptModeGuard {
  public:
-  ScriptModeGuard(const torch::jit::Module& m, Mode mode) {
-    if (mode == Mode::keep) return;
+  ScriptModeGuard(const torch::jit::Module& m, TrainMode mode) {
+    if (mode == TrainMode::keep) return;
     for (const auto& item : m.named_modules()) {
       const auto object = item.value._ivalue();
       if (const auto slot = object->type()->findAttributeSlot("training")) {
         saved_.emplace_back(object, object->getSlot(*slot));
-        object->setSlot(*slot, mode == Mode::train);
+        object->setSlot(*slot, mode == TrainMode::train);
       }
     }
   }
@@ -461,8 +461,8 @@ inline Traced<c10::IValue> trace(ScriptCache& cache, const torch::jit::Module& m
   Instrumented& copy = cache.get(model, observe_leaves);
   for (const std::string& w : copy.warnings())
     if (options.on_warning) options.on_warning(w);
-  if (options.mode == Mode::keep) copy.set_training(std::nullopt);
-  else copy.set_training(options.mode == Mode::train);
+  if (options.mode == TrainMode::keep) copy.set_training(std::nullopt);
+  else copy.set_training(options.mode == TrainMode::train);
 
   Recording rec(std::move(hooks));
   Session& s = rec.session();

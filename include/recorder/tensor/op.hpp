@@ -2,7 +2,7 @@
 /// `recorder::op(name, f, args...)`: records any callable as one function node.
 
 #include <recorder/tensor/nested.hpp>
-#include <recorder/tensor/plain.hpp>
+#include <recorder/tensor/unwrap.hpp>
 #include <recorder/tensor/recorder_tensor.hpp>
 
 #include <string>

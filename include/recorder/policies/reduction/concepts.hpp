@@ -122,7 +122,7 @@ consteval bool check_reduction() {
   } else if constexpr (!has_reduction_state<R, T>) {
     static_assert(has_reduction_state<R, T>,
                   "recorder: a reduction needs `template <class T> using state = ...;`, a copyable type "
-                  "(is the value type reducible? for at::Tensor include <recorder/capture/tensor_values.hpp>)");
+                  "(is the value type reducible? for at::Tensor include <recorder/tensor/value_ops.hpp>)");
   } else {
     static_assert(reduction_steps<R, T>,
                   "recorder: a reduction needs const members `state<T> init(const T&)`, "

@@ -56,7 +56,7 @@ namespace recorder::reduce {
 /// mismatch) leaves its accumulators as they were; results never alias their inputs.
 ///
 /// **Models shipped** — every arithmetic type (here), and `at::Tensor` in
-/// `<recorder/capture/tensor_values.hpp>` (include it to reduce tensors).
+/// `<recorder/tensor/value_ops.hpp>` (include it to reduce tensors).
 ///
 /// **Example**
 /// ```cpp
@@ -212,7 +212,7 @@ concept has_histogram_ops = has_value_ops<T> &&
     };
 
 /// A value type the shipped reductions accept: one with a complete `value_ops<T>`.
-/// For `at::Tensor`, include `<recorder/capture/tensor_values.hpp>`.
+/// For `at::Tensor`, include `<recorder/tensor/value_ops.hpp>`.
 template <class T>
 concept reducible = std::copyable<T> && has_value_ops<T> && has_elementwise_ops<T> && has_moment_ops<T> &&
                     has_histogram_ops<T>;

@@ -1,11 +1,11 @@
-/// The reductions on at::Tensor (capture/tensor_values.hpp): against ATen computing the same
+/// The reductions on at::Tensor (tensor/value_ops.hpp): against ATen computing the same
 /// thing on the stacked values, with inputs that are views, require grad, or change shape.
-#define BOOST_TEST_MODULE capture_tensor_values
+#define BOOST_TEST_MODULE tensor_value_ops
 #include <boost/test/unit_test.hpp>
 
 #include "../policies/splitmix.hpp"
 
-#include <recorder/capture/tensor_values.hpp>
+#include <recorder/tensor/value_ops.hpp>
 #include <recorder/policies/reduction.hpp>
 
 #include <ATen/core/Tensor.h>
