@@ -83,6 +83,16 @@ struct HostileImpl : torch::nn::Module {
   }
 };
 
+/// Calls one Linear twice per forward (a reused module, as torchfunc's users meet it).
+struct TwiceImpl : torch::nn::Module {
+  recorder::Module<torch::nn::Linear> fc{register_module("fc", torch::nn::Linear(3, 3))};
+  recorder::Module<torch::nn::Linear> head{register_module("head", torch::nn::Linear(3, 2))};
+  template <recorder::tensor_like T>
+  T forward(T x) {
+    return head(fc(fc(x)));
+  }
+};
+
 }  // namespace
 
 BOOST_FIXTURE_TEST_SUITE(capture, Seeded)
@@ -394,6 +404,58 @@ BOOST_AUTO_TEST_CASE(an_exception_mid_forward_leaves_the_recording_consistent) {
   net->broken = false;
   tracer.run(holder, torch::randn({1, 4}));
   BOOST_TEST(out["fc1"].samples() == 2u);
+}
+
+// A bare path selects every call of its module: one record per call, keyed "fc#0", "fc#1"
+// (the graph's `path_address`); the bare path itself names no single record.
+BOOST_AUTO_TEST_CASE(a_bare_path_records_every_call_of_a_module_called_twice) {
+  TempDir dir("twice");
+  torch::nn::ModuleHolder<TwiceImpl> net(std::make_shared<TwiceImpl>());
+  rr::ForwardOutput<rd::KeepAll> out({"fc"});
+  recorder::Tracer<rr::ForwardOutput<rd::KeepAll>> tracer({.no_grad = true}, out);
+  const at::Tensor x = torch::randn({2, 3});
+  const auto traced = tracer.run(net, x);
+  tracer.run(net, x * 2);
+  using V = std::vector<std::string>;
+  BOOST_TEST(out.keys() == (V{"fc#0", "fc#1"}), boost::test_tools::per_element());
+  torch::NoGradGuard no_grad;
+  for (int k = 0; k < 2; ++k) {
+    const at::Tensor in = k == 0 ? x : x * 2;
+    const at::Tensor first = net->fc.holder()->forward(in);
+    BOOST_TEST(torch::equal(out["fc#0"].result()[k], first));
+    BOOST_TEST(torch::equal(out["fc#1"].result()[k], net->fc.holder()->forward(first)));
+  }
+  BOOST_TEST(out["fc#0"].samples() == 2u);
+  BOOST_TEST(out["fc#1"].samples() == 2u);
+  BOOST_TEST(out[recorder::by_path("fc", 1)].key == "fc#1");
+  BOOST_TEST(out["1-2"].key == "fc#1");  // each call has its own label, as in the summary
+  BOOST_TEST(error_of<recorder::AmbiguousLayer>([&] { (void)out["fc"]; }) ==
+             "recorder: layer 'fc' is ambiguous: 2 recorded layers match: fc#0, fc#1");
+  BOOST_TEST(error_of<recorder::UnknownLayer>([&] { (void)out["fc#2"]; }) ==
+             "recorder: unknown layer 'fc#2': no recorded layer has this address; recorded: fc#0, fc#1");
+
+  // The graph-wide resolution agrees: the bare path is both calls, each named by its key, and
+  // the per-call matcher selects the same calls from what a record keeps.
+  const auto calls = recorder::resolve(traced.graph, "fc");
+  BOOST_REQUIRE(calls.size() == 2u);
+  for (std::size_t k = 0; k < calls.size(); ++k) {
+    const auto& rec = *out.records()[k];
+    BOOST_TEST(recorder::path_address(traced.graph, calls[k]) == rec.key);
+    BOOST_TEST(recorder::resolve_one(traced.graph, rec.key) == calls[k]);
+    BOOST_TEST(rec.label == recorder::depth_index_label(traced.graph, calls[k]));
+    BOOST_TEST(recorder::matches("fc", rec.facts()));
+    BOOST_TEST(recorder::matches(rec.key, rec.facts()));
+  }
+
+  // Saved under the same keys.
+  const auto files = recorder::save_per_layer(out, dir.path);
+  BOOST_TEST(files.size() == 2u);
+  BOOST_TEST(files.count("fc#0") == 1u);
+  BOOST_TEST(files.count("fc#1") == 1u);
+  recorder::save(out, dir.path / "all.pt");
+  const auto loaded = recorder::load_recording(dir.path / "all.pt");
+  BOOST_TEST(loaded.size() == 2u);
+  BOOST_TEST(loaded.count("fc#1") == 1u);
 }
 
 BOOST_AUTO_TEST_CASE(remove_returns_the_recording) {

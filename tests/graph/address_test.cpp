@@ -311,4 +311,39 @@ BOOST_AUTO_TEST_CASE(resolve_one_lists_ambiguous_matches) {
                "layer2.0.downsample.1 (4-2)");
   }
   BOOST_CHECK_THROW(resolve_one(g, "layer1.0.relu"), std::invalid_argument);
+  try {  // past `ambiguity_limit` matches, the rest are counted
+    resolve_one(g, all_layers());
+    BOOST_FAIL("no throw");
+  } catch (const AmbiguousLayer& e) {
+    const std::string what = e.what();
+    BOOST_TEST(what.starts_with("recorder: layer 'where(all layers)' is ambiguous: 32 calls match: conv1 (1-1), "));
+    BOOST_TEST(what.ends_with(", and 22 more"));
+    BOOST_TEST(e.matches().size() == 32u);
+  }
+}
+
+// `resolve` is `matches` over the graph: every call the per-call matcher selects as the calls
+// open (what a capture policy sees, its position counted below the root), nothing else. A bare
+// path selects every call of a module called twice; `path#k` one of them.
+BOOST_AUTO_TEST_CASE(resolve_agrees_with_the_per_call_matcher) {
+  const ResNetLike m;
+  const Graph& g = m.b.g;
+  const std::vector<LayerAddress> addresses = {
+      "layer1.0.relu", "layer1.0.relu#0", "layer1.0.relu#1", "3-6", "<root>", "fc", by_class("ReLU"),
+      by_class("BatchNorm2d"), by_index(0), by_index(11), by_index(31), all_layers(),
+      where([](const Graph& gr, NodeId c) { return !gr.module_of(c).leaf; }, "composites")};
+  for (const LayerAddress& a : addresses) {
+    std::vector<NodeId> seen;
+    std::size_t position = 0;
+    for (std::uint32_t i = 0; i < g.size(); ++i) {
+      const NodeId c{i};
+      if (g.kind(c) != NodeKind::module) continue;
+      const std::size_t p = g.node(c).parent.valid() ? position++ : 0;
+      if (matches(a, facts_of(g, c, p))) seen.push_back(c);
+    }
+    BOOST_TEST(resolve(g, a) == seen, to_string(a) << boost::test_tools::per_element());
+  }
+  BOOST_TEST(resolve(g, "layer1.0.relu") == m.relu10, boost::test_tools::per_element());
+  BOOST_TEST(matches("layer1.0.relu", facts_of(g, m.relu10[1], 11)));
+  BOOST_TEST(!matches("layer1.0.relu#0", facts_of(g, m.relu10[1], 11)));
 }

@@ -1,6 +1,7 @@
 #pragma once
 /// `recorder::Module<H>`: holds a libtorch module; called with RecorderTensors it records the call.
 
+#include <recorder/adapters/module_call.hpp>
 #include <recorder/adapters/module_core.hpp>
 #include <recorder/observe/observer.hpp>
 #include <recorder/tensor/nested.hpp>
@@ -70,93 +71,84 @@ std::vector<at::Tensor> tensors_of(const A&... args) {
   return out;
 }
 
-/// Tells the capture policies that `call` opened; returns its tensor arguments for
-/// `hooks_leave`. Compiles to nothing for policies that capture no calls.
+/// Tells the capture policies that `call` opened with `args` (inside the `try` around the
+/// forward). Compiles to nothing for policies that capture no calls.
 template <class P, class... A>
-std::vector<at::Tensor> hooks_enter(Session& s, NodeId call, const A&... args) {
+void hooks_enter(ModuleCall& call, const A&... args) {
   if constexpr (record::captures_calls<P>) {
-    if (!s.hooks.empty()) {
-      std::vector<at::Tensor> ins = tensors_of(args...);
-      for (CallHooks* h : s.hooks) h->enter(s.graph, call, ins);
-      return ins;
+    if (call.hooked()) call.enter(tensors_of(args...));
+  }
+}
+
+/// `call` returned `out`, recorded as `nodes`: records them and tells the capture policies,
+/// putting the tensors they replaced (post-processing) into `out`; the replacements keep the
+/// recorded nodes.
+template <class P, class Out>
+void finish_call(ModuleCall& call, std::vector<NodeId> nodes, Out& out) {
+  if constexpr (record::captures_calls<P>) {
+    if (call.hooked()) {
+      std::vector<at::Tensor> outs = tensors_of(out);
+      call.finish(std::move(nodes), outs);
+      std::size_t i = 0;
+      auto write_back = [&](auto& leaf) {
+        using L = std::remove_cvref_t<decltype(leaf)>;
+        if constexpr (is_recorder_tensor_v<L>) {
+          at::Tensor& t = Access::tensor(leaf);
+          if (!t.is_same(outs[i])) t = outs[i];
+          ++i;
+        } else if constexpr (std::is_same_v<L, at::Tensor>) {
+          if (!leaf.is_same(outs[i])) leaf = outs[i];
+          ++i;
+        }
+      };
+      for_each_leaf(out, write_back);
+      return;
     }
   }
-  return {};
-}
-
-/// Tells the capture policies that `call` returned `out`, and puts the tensors they replaced
-/// (post-processing) into `out`; the replacements keep the recorded nodes.
-template <class P, class Out>
-void hooks_leave(Session& s, NodeId call, std::span<const at::Tensor> ins, Out& out) {
-  if constexpr (record::captures_calls<P>) {
-    if (s.hooks.empty()) return;
-    std::vector<at::Tensor> outs = tensors_of(out);
-    for (CallHooks* h : s.hooks) h->leave(s.graph, call, ins, outs);
-    std::size_t i = 0;
-    auto write_back = [&](auto& leaf) {
-      using L = std::remove_cvref_t<decltype(leaf)>;
-      if constexpr (is_recorder_tensor_v<L>) {
-        at::Tensor& t = Access::tensor(leaf);
-        if (!t.is_same(outs[i])) t = outs[i];
-        ++i;
-      } else if constexpr (std::is_same_v<L, at::Tensor>) {
-        if (!leaf.is_same(outs[i])) leaf = outs[i];
-        ++i;
-      }
-    };
-    for_each_leaf(out, write_back);
-  }
-}
-
-/// Called inside a `catch` around a leaf's forward: records where it failed — the op the
-/// observer saw throw, in the innermost call open then (an inferred submodule call, if any) —
-/// marks the calls failed, closes them and throws a `TraceError`.
-[[noreturn]] inline void fail_leaf(Session& s, NodeId call, std::optional<LeafObserver>& observer) {
-  s.graph.set_failed(call);
-  try {
-    throw_failure(s, observer ? std::string_view(observer->failed_op()) : std::string_view{});
-  } catch (...) {
-    if (observer) observer->abandon();
-    observer.reset();
-    leave_call(s, call);
-    throw;
-  }
+  call.finish(std::move(nodes));
 }
 
 /// Records one call of leaf module `m`: `run()` does the libtorch forward on plain tensors.
 /// With a policy that observes ops, the aten ops it dispatches are recorded inside the call,
-/// and an output an op produced is that op's tensor node.
+/// and an output an op produced is that op's tensor node. The call closes before its outputs
+/// are recorded: they belong to the caller.
 template <class P, class Run, class... A>
 auto call_leaf(Session& s, const torch::nn::Module& m, Run run, const A&... args) {
   std::vector<NodeId> ins;
   (collect_tree<P>(s, args, ins), ...);
-  const NodeId call = enter_call(s, module_id(s, m, /*leaf=*/true), ins, /*leaf=*/true);
-  std::optional<LeafObserver> observer;
+  ModuleCall call(s, module_id(s, m, /*leaf=*/true), ins, /*leaf=*/true);
+  std::optional<LeafObserver> observer;  // ends before the call closes
   if constexpr (record::observes_ops<P>) {
     static_assert(record::observes_ops<P> && observer_usable,
                   "recorder::record::AtenOps needs NDEBUG: libtorch is built with NDEBUG, and "
                   "at::RecordFunction has a debug-only member, so a translation unit without "
                   "NDEBUG cannot read an op's inputs (libtorch 1.13). Build with -DNDEBUG "
                   "(e.g. CMAKE_BUILD_TYPE=Release), or record with record::Structure.");
-    observer.emplace(s, call, known_tensors<P>(s, args...), submodules_of(s, m));
+    observer.emplace(s, call.id(), known_tensors<P>(s, args...), submodules_of(s, m));
   }
-  std::vector<at::Tensor> plain_ins;
   auto out = [&] {
     try {
-      plain_ins = hooks_enter<P>(s, call, args...);
+      hooks_enter<P>(call, args...);
       return run();
     } catch (...) {
-      fail_leaf(s, call, observer);
+      // Where it failed is the op the observer saw throw, in the innermost call open then (an
+      // inferred submodule call, if any); the inferred calls then close failed.
+      try {
+        call.fail(observer ? std::string_view(observer->failed_op()) : std::string_view{});
+      } catch (...) {
+        if (observer) observer->abandon();
+        throw;
+      }
     }
   }();
   if (observer) observer->finish();
-  leave_call(s, call);
+  call.close();
   std::vector<NodeId> outs;
   auto one = [&](auto&& leaf) {
     using L = std::remove_cvref_t<decltype(leaf)>;
     if constexpr (std::is_same_v<L, at::Tensor>) {
       NodeId n = observer ? observer->produced(leaf) : NodeId{};
-      if (!n.valid()) n = record_output(s, call, leaf);
+      if (!n.valid()) n = record_output(s, call.id(), leaf);
       outs.push_back(n);
       return RecorderTensor<P>(adopt, std::forward<decltype(leaf)>(leaf), s.ref(n));
     } else {
@@ -164,47 +156,47 @@ auto call_leaf(Session& s, const torch::nn::Module& m, Run run, const A&... args
     }
   };
   auto wrapped = map_leaves(std::move(out), one);
-  s.graph.set_call_outputs(call, std::move(outs));
-  if constexpr (record::captures_calls<P>) {
-    try {
-      hooks_leave<P>(s, call, plain_ins, wrapped);
-    } catch (...) {
-      fail_closed_call(s, call);
-    }
-  }
+  finish_call<P>(call, std::move(outs), wrapped);
   return wrapped;
+}
+
+/// Records a composite call of module `m`: `run()` is its forward on the traced arguments, so
+/// the ops and module calls inside are recorded inside the call.
+template <class P, class Run, class... A>
+auto call_composite(Session& s, const torch::nn::Module& m, Run run, const A&... args) {
+  std::vector<NodeId> ins;
+  (collect_tree<P>(s, args, ins), ...);
+  ModuleCall call(s, module_id(s, m, /*leaf=*/false), ins, /*leaf=*/false);
+  auto out = [&] {
+    try {
+      hooks_enter<P>(call, args...);
+      return run();
+    } catch (...) {
+      call.fail();
+    }
+  }();
+  finish_call<P>(call, output_nodes<P>(s, out), out);
+  return out;
 }
 
 /// Records a `torch::nn::Sequential` as a composite call whose children are leaf calls
 /// (nested Sequentials are walked too).
 template <class P>
 RecorderTensor<P> walk_sequential(Session& s, torch::nn::SequentialImpl& seq, RecorderTensor<P> x) {
-  std::vector<NodeId> ins;
-  collect_tree<P>(s, x, ins);
-  const NodeId call = enter_call(s, module_id(s, seq, /*leaf=*/false), ins, /*leaf=*/false);
-  std::vector<at::Tensor> plain_ins;
-  try {
-    plain_ins = hooks_enter<P>(s, call, x);
-    for (auto& any : seq) {
-      torch::nn::Module& child = *any.ptr();
-      if (auto* nested = dynamic_cast<torch::nn::SequentialImpl*>(&child))
-        x = walk_sequential<P>(s, *nested, std::move(x));
-      else
-        x = call_leaf<P>(s, child, [&] { return any.forward(x.tensor()); }, x);
-    }
-  } catch (...) {
-    fail_call(s, call);
-  }
-  s.graph.set_call_outputs(call, output_nodes<P>(s, x));
-  if constexpr (record::captures_calls<P>) {
-    try {
-      hooks_leave<P>(s, call, plain_ins, x);
-    } catch (...) {
-      fail_call(s, call);
-    }
-  }
-  leave_call(s, call);
-  return x;
+  return call_composite<P>(
+      s, seq,
+      [&] {
+        RecorderTensor<P> y = x;
+        for (auto& any : seq) {
+          torch::nn::Module& child = *any.ptr();
+          if (auto* nested = dynamic_cast<torch::nn::SequentialImpl*>(&child))
+            y = walk_sequential<P>(s, *nested, std::move(y));
+          else
+            y = call_leaf<P>(s, child, [&] { return any.forward(y.tensor()); }, y);
+        }
+        return y;
+      },
+      x);
 }
 
 /// Calls holder `h` with traced arguments, recording a module call when a session is active.
@@ -220,30 +212,8 @@ auto call_module(H& h, A&&... a) {
   } else if constexpr (composite_module<H, A...>) {
     using Out = decltype(h->forward(std::forward<A>(a)...));
     if constexpr (P::records_graph) {
-      if (Session* s = current_session()) {
-        std::vector<NodeId> ins;
-        (collect_tree<P>(*s, a, ins), ...);
-        const NodeId call = enter_call(*s, module_id(*s, *h, /*leaf=*/false), ins, /*leaf=*/false);
-        std::vector<at::Tensor> plain_ins;
-        Out out = [&]() -> Out {
-          try {
-            plain_ins = hooks_enter<P>(*s, call, a...);
-            return h->forward(std::forward<A>(a)...);
-          } catch (...) {
-            fail_call(*s, call);
-          }
-        }();
-        s->graph.set_call_outputs(call, output_nodes<P>(*s, out));
-        if constexpr (record::captures_calls<P>) {
-          try {
-            hooks_leave<P>(*s, call, plain_ins, out);
-          } catch (...) {
-            fail_call(*s, call);
-          }
-        }
-        leave_call(*s, call);
-        return out;
-      }
+      if (Session* s = current_session())
+        return call_composite<P>(*s, *h, [&]() -> Out { return h->forward(std::forward<A>(a)...); }, a...);
     }
     return Out(h->forward(std::forward<A>(a)...));
   } else {

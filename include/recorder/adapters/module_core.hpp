@@ -1,5 +1,6 @@
 #pragma once
-/// The non-template core of the module adapters: naming modules, entering and leaving calls.
+/// The non-template core of the module adapters: naming and describing modules (the call
+/// protocol itself is `adapters/module_call.hpp`).
 
 #include <recorder/detail/text.hpp>
 #include <recorder/observe/attribution.hpp>
@@ -171,24 +172,6 @@ inline const Submodules* submodules_of(Session& s, const torch::nn::Module& m) {
   };
   if (subs->owner.empty()) subs.reset();
   return s.submodules.emplace(&m, std::move(subs)).first->second.get();
-}
-
-/// Called inside a `catch` around a module's forward: marks the call failed, records where
-/// it failed (if no deeper op did), closes it and throws a `TraceError`.
-[[noreturn]] inline void fail_call(Session& s, NodeId call) {
-  s.graph.set_failed(call);
-  try {
-    throw_failure(s, "");
-  } catch (...) {
-    leave_call(s, call);
-    throw;
-  }
-}
-
-/// Like `fail_call`, for a call already closed (a leaf's outputs are recorded after it closes).
-[[noreturn]] inline void fail_closed_call(Session& s, NodeId call) {
-  s.graph.set_failed(call);
-  throw_failure(s, "");
 }
 
 }  // namespace recorder::detail

@@ -148,7 +148,8 @@ class CaptureCore : public CallHooks, public std::enable_shared_from_this<Captur
   bool enabled() const noexcept { return enabled_; }
 
   /// The index of the one record `a` selects. Throws `UnknownLayer` (listing the nearest
-  /// recorded keys) or `AmbiguousLayer`.
+  /// recorded keys) or `AmbiguousLayer` (listing the keys matched: the bare path of a module
+  /// called several times matches its records "fc#0", "fc#1", ...; see `graph/address.hpp`).
   std::size_t find(const LayerAddress& a) const {
     std::lock_guard lock(mutex_);
     std::vector<std::size_t> found;
@@ -165,14 +166,14 @@ class CaptureCore : public CallHooks, public std::enable_shared_from_this<Captur
         throw UnknownLayer(spelled, "look recorded layers up by label, path, class or index", std::move(keys),
                            "recorded");
       throw UnknownLayer(spelled, "no recorded layer has this address",
-                         recorder::detail::address::nearest(std::visit(SpellingOf{}, a.selector()),
-                                                            std::move(keys), 5),
+                         recorder::detail::address::nearest(spelled, std::move(keys),
+                                                            recorder::detail::address::suggestion_limit),
                          "recorded");
     }
-    std::string s = "recorder: layer '" + to_string(a) + "' is ambiguous: " + std::to_string(found.size()) +
-                    " recorded layers match: ";
-    for (std::size_t k = 0; k < found.size(); ++k) s += (k ? ", " : "") + info(found[k]).key;
-    throw AmbiguousLayer(s, {});
+    // A bare path of a module called several times: one record per call, each named by its key.
+    std::vector<std::string> keys;
+    for (std::size_t i : found) keys.push_back(info(i).key);
+    throw AmbiguousLayer(recorder::detail::address::ambiguity_message(a, "recorded layers", keys), {});
   }
 
   // ---- CallHooks ----------------------------------------------------------------------
@@ -292,16 +293,6 @@ class CaptureCore : public CallHooks, public std::enable_shared_from_this<Captur
     std::size_t position = 0;
     bool selected = false;
     std::size_t record = npos;  ///< npos: not recorded (disabled, condition said no)
-  };
-
-  struct SpellingOf {
-    std::string operator()(const recorder::address::Label& l) const {
-      return std::to_string(l.depth) + '-' + std::to_string(l.index);
-    }
-    std::string operator()(const recorder::address::Path& p) const { return p.path; }
-    std::string operator()(const recorder::address::Class& c) const { return c.name; }
-    std::string operator()(const recorder::address::Index& x) const { return std::to_string(x.index); }
-    std::string operator()(const recorder::address::Predicate& p) const { return p.description; }
   };
 
   /// The record of the call described by `f`, created on first sight; its label and position

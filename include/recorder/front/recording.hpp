@@ -5,6 +5,7 @@
 
 #include <recorder/error.hpp>
 #include <recorder/graph/trace.hpp>
+#include <recorder/graph/views.hpp>
 #include <recorder/tensor/session.hpp>
 
 #include <ATen/core/Tensor.h>
@@ -101,8 +102,8 @@ class Recording {
   void finish(Trace& t, ModelFacts facts) {
     t.graph = std::move(session_.graph);
     t.failure = session_.failure;
-    for (NodeId id{0}; id.value < t.graph.size(); ++id.value) {
-      if (t.graph.kind(id) == NodeKind::module && !t.graph.node(id).parent.valid()) {
+    for (NodeId id : views::module_calls(t.graph)) {
+      if (!t.graph.node(id).parent.valid()) {
         t.root = id;
         break;
       }

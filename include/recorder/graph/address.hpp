@@ -16,10 +16,20 @@
 /// | `all_layers()`                | every call below the root                              |
 ///
 /// A string matching `^\d+-\d+$` is a depth-index label, any other string is a path.
-/// `resolve` gives the matching calls in call order; an address that matches nothing throws
+/// `matches(address, facts)` is what each selector means, for one call; `resolve` gives the
+/// calls of a graph it matches, in call order; an address that matches nothing throws
 /// `UnknownLayer`, whose message lists the nearest valid addresses.
+///
+/// **A module called several times.** A bare path selects every call of its module, as
+/// torchfunc records every call of a hooked module. Each call stays its own layer, addressed
+/// alone as `path#0`, `path#1`, ... (`path_address`): that is its row in the summary (with its
+/// own depth-index label), its record's key in an activation recording (one record per call,
+/// never merged: calls may differ in shape) and its key in saved files. Looking a recording
+/// up by the bare path (`acts["fc"]`), like `resolve_one(g, "fc")`, throws `AmbiguousLayer`
+/// naming the per-call keys ("fc#0, fc#1"). A module called once has the bare path as key.
 
 #include <recorder/graph/graph.hpp>
+#include <recorder/graph/views.hpp>
 
 #include <algorithm>
 #include <charconv>
@@ -340,8 +350,6 @@ inline std::vector<std::string> nearest(std::string_view target, std::vector<std
   return out;
 }
 
-inline bool is_call(const Graph& g, std::uint32_t i) { return g.nodes()[i].kind == NodeKind::module; }
-
 /// The up-to-`limit` indices in `valid` nearest `index` (ties: lower first), ascending.
 inline std::vector<std::int64_t> nearest_indices(std::vector<std::int64_t> valid, std::int64_t index,
                                                  std::size_t limit) {
@@ -366,20 +374,28 @@ inline std::string join(const std::vector<std::string>& items) {
   return s;
 }
 
+/// How many valid addresses an `UnknownLayer` suggests, nearest first.
 inline constexpr std::size_t suggestion_limit = 5;
+/// How many matches an `AmbiguousLayer` message lists before "and N more".
+inline constexpr std::size_t ambiguity_limit = 10;
 
-inline std::vector<NodeId> match(const Graph& g, const recorder::address::Label& l) {
-  std::vector<NodeId> out;
-  for (std::uint32_t i = 0; i < g.size(); ++i)
-    if (is_call(g, i) && g.nodes()[i].depth == l.depth && g.call(NodeId{i}).depth_index == l.index)
-      out.push_back(NodeId{i});
-  return out;
+/// The message of an `AmbiguousLayer`: "recorder: layer 'fc' is ambiguous: 2 <what> match: a,
+/// b", the first `ambiguity_limit` of `matches` listed.
+inline std::string ambiguity_message(const LayerAddress& a, std::string_view what,
+                                     const std::vector<std::string>& matches) {
+  std::string s = "recorder: layer '" + to_string(a) + "' is ambiguous: " + std::to_string(matches.size()) +
+                  ' ' + std::string(what) + " match: ";
+  for (std::size_t i = 0; i < matches.size() && i < ambiguity_limit; ++i) s += (i != 0 ? ", " : "") + matches[i];
+  if (matches.size() > ambiguity_limit) s += ", and " + std::to_string(matches.size() - ambiguity_limit) + " more";
+  return s;
 }
+
+// Why an address matched nothing, and the valid addresses near it: one `unknown` per selector.
+// What each selector matches is `recorder::matches`, alone.
 
 [[noreturn]] inline void unknown(const Graph& g, const recorder::address::Label& l, const std::string& spelled) {
   std::vector<std::int64_t> depths;
-  for (std::uint32_t i = 0; i < g.size(); ++i)
-    if (is_call(g, i)) depths.push_back(g.nodes()[i].depth);
+  for (NodeId c : views::module_calls(g)) depths.push_back(g.node(c).depth);
   std::sort(depths.begin(), depths.end());
   depths.erase(std::unique(depths.begin(), depths.end()), depths.end());
   if (depths.empty()) throw UnknownLayer(spelled, "the trace has no module calls", {});
@@ -387,8 +403,8 @@ inline std::vector<NodeId> match(const Graph& g, const recorder::address::Label&
   const std::int64_t depth =
       depth_known ? l.depth : nearest_indices(depths, l.depth, 1).front();
   std::vector<std::int64_t> indices;
-  for (std::uint32_t i = 0; i < g.size(); ++i)
-    if (is_call(g, i) && g.nodes()[i].depth == depth) indices.push_back(g.call(NodeId{i}).depth_index);
+  for (NodeId c : views::module_calls(g))
+    if (g.node(c).depth == depth) indices.push_back(g.call(c).depth_index);
   std::sort(indices.begin(), indices.end());
   std::vector<std::string> labels;
   for (std::int64_t v : nearest_indices(indices, l.index, suggestion_limit))
@@ -406,27 +422,15 @@ inline std::vector<NodeId> match(const Graph& g, const recorder::address::Label&
   throw UnknownLayer(spelled, reason, std::move(labels));
 }
 
-inline std::vector<NodeId> match(const Graph& g, const recorder::address::Path& p) {
-  std::vector<NodeId> out;
-  for (std::uint32_t i = 0; i < g.size(); ++i) {
-    if (!is_call(g, i)) continue;
-    const NodeId id{i};
-    if (g.module_of(id).path == p.path && (!p.call || g.call(id).call_index == *p.call)) out.push_back(id);
-  }
-  return out;
-}
-
 [[noreturn]] inline void unknown(const Graph& g, const recorder::address::Path& p, const std::string& spelled) {
   if (p.call) {
-    const auto all = match(g, recorder::address::Path{p.path, std::nullopt});
-    if (!all.empty()) {
-      std::vector<std::string> valid;
-      for (NodeId c : all) valid.push_back(path_address(g, c));
+    std::vector<std::string> valid;
+    for (NodeId c : views::module_calls(g))
+      if (g.module_of(c).path == p.path) valid.push_back(path_address(g, c));
+    if (!valid.empty()) {
       const std::string name = p.path.empty() ? std::string("<root>") : "'" + p.path + "'";
-      throw UnknownLayer(spelled,
-                         "module " + name + " was called " + std::to_string(all.size()) +
-                             (all.size() == 1 ? " time" : " times"),
-                         std::move(valid), "valid");
+      const std::string times = std::to_string(valid.size()) + (valid.size() == 1 ? " time" : " times");
+      throw UnknownLayer(spelled, "module " + name + " was called " + times, std::move(valid), "valid");
     }
   }
   std::vector<std::string> paths;
@@ -434,13 +438,6 @@ inline std::vector<NodeId> match(const Graph& g, const recorder::address::Path& 
     if (!m.path.empty() && m.calls > 0) paths.push_back(m.path);
   const std::string reason = p.path.empty() ? "the trace has no root call" : "no module has this path";
   throw UnknownLayer(spelled, reason, nearest(p.path, std::move(paths), suggestion_limit));
-}
-
-inline std::vector<NodeId> match(const Graph& g, const recorder::address::Class& c) {
-  std::vector<NodeId> out;
-  for (std::uint32_t i = 0; i < g.size(); ++i)
-    if (is_call(g, i) && g.module_of(NodeId{i}).class_name == c.name) out.push_back(NodeId{i});
-  return out;
 }
 
 [[noreturn]] inline void unknown(const Graph& g, const recorder::address::Class& c, const std::string& spelled) {
@@ -452,34 +449,15 @@ inline std::vector<NodeId> match(const Graph& g, const recorder::address::Class&
                      "classes present");
 }
 
-inline std::vector<NodeId> below_root(const Graph& g) {
-  std::vector<NodeId> out;
-  for (std::uint32_t i = 0; i < g.size(); ++i)
-    if (is_call(g, i) && g.nodes()[i].parent.valid()) out.push_back(NodeId{i});
-  return out;
-}
-
-inline std::vector<NodeId> match(const Graph& g, const recorder::address::Index& x) {
-  const auto calls = below_root(g);
-  if (x.index < calls.size()) return {calls[x.index]};
-  return {};
-}
-
 [[noreturn]] inline void unknown(const Graph& g, const recorder::address::Index&, const std::string& spelled) {
-  const auto n = below_root(g).size();
+  std::size_t n = 0;
+  for (NodeId c : views::module_calls(g)) n += g.node(c).parent.valid() ? 1 : 0;
   if (n == 0) throw UnknownLayer(spelled, "the trace has no module calls below the root", {});
   const std::string last = "by_index(" + std::to_string(n - 1) + ')';
   throw UnknownLayer(spelled,
                      "the trace has " + std::to_string(n) + " module call" + (n == 1 ? "" : "s") +
                          " below the root, by_index(0) to " + last,
                      {last});
-}
-
-inline std::vector<NodeId> match(const Graph& g, const recorder::address::Predicate& p) {
-  std::vector<NodeId> out;
-  for (std::uint32_t i = 0; i < g.size(); ++i)
-    if (is_call(g, i) && p.test && p.test(g, NodeId{i})) out.push_back(NodeId{i});
-  return out;
 }
 
 [[noreturn]] inline void unknown(const Graph&, const recorder::address::Predicate&, const std::string& spelled) {
@@ -531,16 +509,19 @@ inline bool matches(const LayerAddress& a, const CallFacts& f) {
   return std::visit(Visitor{f}, a.selector());
 }
 
-/// The module calls `a` selects, in call order. Throws `UnknownLayer` when there are none.
+/// The module calls `a` selects, in call order: every call `matches` selects, its position
+/// counted among the calls below the root. Throws `UnknownLayer` when there are none.
 /// Example: `resolve(g, "layer1.0.relu")` gives both calls of that ReLU.
 inline std::vector<NodeId> resolve(const Graph& g, const LayerAddress& a) {
-  return std::visit(
-      [&](const auto& sel) {
-        auto found = detail::address::match(g, sel);
-        if (found.empty()) detail::address::unknown(g, sel, to_string(a));
-        return found;
-      },
-      a.selector());
+  std::vector<NodeId> found;
+  std::size_t position = 0;
+  for (NodeId c : views::module_calls(g)) {
+    const bool below_root = g.node(c).parent.valid();
+    if (matches(a, facts_of(g, c, below_root ? position++ : 0))) found.push_back(c);
+  }
+  if (found.empty())
+    std::visit([&](const auto& sel) { detail::address::unknown(g, sel, to_string(a)); }, a.selector());
+  return found;
 }
 
 /// The one module call `a` selects. Throws `UnknownLayer` when there is none and
@@ -549,15 +530,9 @@ inline std::vector<NodeId> resolve(const Graph& g, const LayerAddress& a) {
 inline NodeId resolve_one(const Graph& g, const LayerAddress& a) {
   auto found = resolve(g, a);
   if (found.size() == 1) return found.front();
-  constexpr std::size_t shown = 10;
-  std::string s = "recorder: layer '" + to_string(a) + "' is ambiguous: " + std::to_string(found.size()) +
-                  " calls match: ";
-  for (std::size_t i = 0; i < found.size() && i < shown; ++i) {
-    if (i != 0) s += ", ";
-    s += path_address(g, found[i]) + " (" + depth_index_label(g, found[i]) + ')';
-  }
-  if (found.size() > shown) s += ", and " + std::to_string(found.size() - shown) + " more";
-  throw AmbiguousLayer(s, std::move(found));
+  std::vector<std::string> names;
+  for (NodeId c : found) names.push_back(path_address(g, c) + " (" + depth_index_label(g, c) + ')');
+  throw AmbiguousLayer(detail::address::ambiguity_message(a, "calls", names), std::move(found));
 }
 
 }  // namespace recorder

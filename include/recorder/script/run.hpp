@@ -3,6 +3,7 @@
 /// (`script/instrument.hpp`), wired by tensor identity, recorded into the same graph the
 /// templated front end builds.
 
+#include <recorder/adapters/module_call.hpp>
 #include <recorder/detail/text.hpp>
 #include <recorder/error.hpp>
 #include <recorder/front/recording.hpp>
@@ -219,6 +220,12 @@ class Run final : public MarkerSink {
   /// The node of tensor `t` as an operand (seen, or a new parameter or constant node).
   NodeId operand(const at::Tensor& t) { return ops_.operand(t); }
 
+  // The module-call protocol of `adapters/module_call.hpp`, split over two markers: `enter`
+  // opens the call (`enter_call`) and tells the hooks (`notify_enter`); `leave` records the
+  // outputs and tells the hooks (`record_return`) and closes the call (`leave_call`) — a leaf
+  // before its outputs are recorded, as `ModuleCall` does. No `ModuleCall` can live from one
+  // marker to the other, and a failure is handled once for the whole forward (`fail`): the
+  // interpreter rethrows a copy of the exception, not the one thrown inside a marker.
   void enter(const c10::IValue& self, c10::ArrayRef<const c10::IValue> args) override {
     const c10::ivalue::Object* object = &self.toObjectRef();
     if (!frames_.empty() && frames_.back().object == object) {  // a traced module's forward calling forward1
@@ -248,7 +255,7 @@ class Run final : public MarkerSink {
       }
       frames_.push_back(std::move(f));
       const Frame& top = frames_.back();
-      for (CallHooks* h : session_.hooks) h->enter(session_.graph, top.call, top.inputs);
+      notify_enter(session_, top.call, top.inputs);
     } catch (...) {
       stash_failure();
       throw;
@@ -278,10 +285,11 @@ class Run final : public MarkerSink {
       } else {
         for (const at::Tensor& t : outs) nodes.push_back(ops_.operand(t));
       }
-      session_.graph.set_call_outputs(f.call, nodes);
-      if (!session_.hooks.empty()) {
+      if (session_.hooks.empty()) {
+        record_return(session_, f.call, std::move(nodes), f.inputs, {});
+      } else {
         std::vector<at::Tensor> replaced = outs;
-        for (CallHooks* h : session_.hooks) h->leave(session_.graph, f.call, f.inputs, replaced);
+        record_return(session_, f.call, nodes, f.inputs, replaced);
         bool changed = false;
         for (std::size_t i = 0; i < outs.size(); ++i) {
           if (replaced[i].is_same(outs[i])) continue;
