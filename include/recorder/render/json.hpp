@@ -3,7 +3,10 @@
 /// (`JsonView`), each as one deterministic document.
 
 #include <recorder/detail/escape.hpp>
+#include <recorder/detail/text.hpp>
+#include <recorder/graph/address.hpp>
 #include <recorder/graph/trace.hpp>
+#include <recorder/render/labels.hpp>
 #include <recorder/render/options.hpp>
 #include <recorder/render/visible.hpp>
 
@@ -62,14 +65,7 @@ class JsonWriter {
   template <class Range>
   void inline_numbers(const Range& values) {
     separate();
-    out_ += '[';
-    bool first = true;
-    for (const auto& v : values) {
-      if (!first) out_ += ", ";
-      first = false;
-      out_ += std::to_string(v);
-    }
-    out_ += ']';
+    append_dims(out_, values);
   }
   /// Writes a list of node ids on one line: `[0, 4]`.
   void inline_ids(const std::vector<NodeId>& ids) {
@@ -238,7 +234,7 @@ inline void write_json(const Trace& trace, std::string& out) {
       w.key("call_index");
       w.number(std::uint64_t{c.call_index});
       w.key("depth_index");
-      w.string(std::to_string(n.depth) + "-" + std::to_string(c.depth_index));
+      w.string(depth_index_label(g, id));
       w.key("inputs");
       w.inline_ids(c.inputs);
       w.key("outputs");
@@ -262,67 +258,12 @@ inline void write_json(const Trace& trace, std::string& out) {
   out += '\n';
 }
 
-/// What a picture says a visible node is, one unescaped line per item: a module call's class,
-/// then its registered name when it differs, with ` (call 2/3)` for a reused module or
-/// ` (4 calls)` for a node `rolled` from several calls; an op's name (`add_` when in place,
-/// ` (4 calls)` when rolled); a tensor's role (`input-tensor`, `hidden-tensor`, ...) and name.
-inline std::vector<std::string> title_lines(const Graph& g, NodeId id, std::uint32_t rolled = 1) {
-  const Graph::Node& n = g.node(id);
-  const std::string times = rolled > 1 ? " (" + std::to_string(rolled) + " calls)" : "";
-  switch (n.kind) {
-    case NodeKind::function:
-      return {std::string(g.function(id).op) + (n.inplace ? "_" : "") + times};
-    case NodeKind::module: {
-      const ModuleInfo& m = g.module_of(id);
-      std::vector<std::string> out{m.class_name};
-      std::string suffix = times;
-      if (rolled <= 1 && m.calls > 1)
-        suffix = " (call " + std::to_string(g.call(id).call_index + 1) + "/" +
-                 std::to_string(m.calls) + ")";
-      if (!m.name.empty() && m.name != m.class_name)
-        out.push_back(m.name + suffix);
-      else
-        out.back() += suffix;
-      return out;
-    }
-    default: {
-      std::string role;
-      switch (n.kind) {
-        case NodeKind::tensor: role = "hidden-tensor"; break;
-        case NodeKind::constant: role = "constant-tensor"; break;
-        case NodeKind::parameter: role = "parameter-tensor"; break;
-        default: role = std::string(to_string(n.kind)) + "-tensor";
-      }
-      std::vector<std::string> out{std::move(role)};
-      const std::string_view name = g.tensor(id).name;
-      if (!name.empty()) out.emplace_back(name);
-      return out;
-    }
-  }
-}
-
-/// `lines` joined with `sep`.
-inline std::string join_lines(const std::vector<std::string>& lines, std::string_view sep) {
-  std::string out;
-  for (std::size_t i = 0; i < lines.size(); ++i) {
-    if (i > 0) out += sep;
-    out += lines[i];
-  }
-  return out;
-}
-
 /// Writes the shapes of `tensors` as a list of number lists: `[[1, 64], [1, 64]]`.
 inline void json_shapes(JsonWriter& w, const Graph& g, const std::vector<NodeId>& tensors) {
   std::string text = "[";
   for (std::size_t i = 0; i < tensors.size(); ++i) {
     if (i > 0) text += ", ";
-    text += '[';
-    const Shape shape = g.shape(tensors[i]);
-    for (std::size_t k = 0; k < shape.size(); ++k) {
-      if (k > 0) text += ", ";
-      text += std::to_string(shape[k]);
-    }
-    text += ']';
+    append_dims(text, g.shape(tensors[i]));
   }
   text += ']';
   w.raw(text);
