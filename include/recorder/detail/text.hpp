@@ -1,15 +1,17 @@
 #pragma once
 /// Small text helpers shared by the front ends and renderers (no libtorch): pieces, integers,
-/// "[a, b]" dims, thousands separators, joined lines.
+/// "[a, b]" dims, thousands separators, joined lines, text built in a string then streamed.
 
 #include <charconv>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace recorder::detail {
@@ -83,6 +85,15 @@ std::string join_lines(const std::vector<std::string>& lines, std::string_view s
     out += escape(lines[i]);
   }
   return out;
+}
+
+/// Writes to `os`, in one call, the text `fill(text)` appends to an empty string: a backend
+/// that builds its text in a string streams it without a copy.
+template <class Fill>
+void write_through_string(std::ostream& os, Fill&& fill) {
+  std::string text;
+  std::forward<Fill>(fill)(text);
+  os.write(text.data(), static_cast<std::streamsize>(text.size()));
 }
 
 }  // namespace recorder::detail

@@ -202,9 +202,8 @@ struct BasicDot {
 
   /// Writes the DOT text of `trace` seen with `options` to `os`.
   static void render(const Trace& trace, const RenderOptions& options, std::ostream& os) {
-    std::string text;
-    detail::write_styled_dot<S>(trace, options, text);
-    os.write(text.data(), static_cast<std::streamsize>(text.size()));
+    detail::write_through_string(
+        os, [&](std::string& text) { detail::write_styled_dot<S>(trace, options, text); });
   }
 
   /// Appends the DOT text to `out` (the optional hook `render_to_string` uses: no stream copy).

@@ -180,9 +180,8 @@ struct Mermaid {
 
   /// Writes the Mermaid text of `trace` seen with `options` to `os`.
   static void render(const Trace& trace, const RenderOptions& options, std::ostream& os) {
-    std::string text;
-    detail::write_mermaid(trace, options, text);
-    os.write(text.data(), static_cast<std::streamsize>(text.size()));
+    detail::write_through_string(
+        os, [&](std::string& text) { detail::write_mermaid(trace, options, text); });
   }
 };
 

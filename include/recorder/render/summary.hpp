@@ -112,10 +112,11 @@ inline std::string start_str(int depth, bool ascii) {
   return s;
 }
 
-inline std::string_view attribute(const ModuleInfo& m, std::string_view key) {
+/// The cell of module attribute `key` (`kernel_size`, `groups`): its value, or `--`.
+inline std::string attribute_cell(const ModuleInfo& m, std::string_view key) {
   for (const auto& [k, v] : m.attributes)
-    if (k == key) return v;
-  return {};
+    if (k == key) return v.empty() ? std::string("--") : v;
+  return "--";
 }
 
 inline bool has(const std::vector<SummaryRowSetting>& rs, SummaryRowSetting r) {
@@ -266,16 +267,8 @@ inline SummaryTable summarize(const Trace& trace, const SummaryOptions& options 
             cell = buf;
           }
           break;
-        case SummaryColumn::kernel_size: {
-          const auto k = si::attribute(m, "kernel_size");
-          cell = k.empty() ? std::string("--") : std::string(k);
-          break;
-        }
-        case SummaryColumn::groups: {
-          const auto k = si::attribute(m, "groups");
-          cell = k.empty() ? std::string("--") : std::string(k);
-          break;
-        }
+        case SummaryColumn::kernel_size: cell = si::attribute_cell(m, "kernel_size"); break;
+        case SummaryColumn::groups: cell = si::attribute_cell(m, "groups"); break;
         case SummaryColumn::mult_adds: {
           const std::uint64_t v =
               c.leaf ? c.macs : (c.depth == options.depth ? c.subtree_macs : (c.own_macs ? c.macs : 0));
