@@ -11,6 +11,7 @@
 #include <recorder/fwd.hpp>
 #include <recorder/graph/address.hpp>
 #include <recorder/graph/graph.hpp>
+#include <recorder/graph/mult_adds.hpp>
 #include <recorder/graph/trace.hpp>
 #include <recorder/graph/views.hpp>
 #include <recorder/policies/concepts.hpp>
@@ -19,11 +20,13 @@
 #include <recorder/render/concepts.hpp>
 #include <recorder/render/dot.hpp>
 #include <recorder/render/json.hpp>
+#include <recorder/render/labels.hpp>
 #include <recorder/render/mermaid.hpp>
 #include <recorder/render/options.hpp>
 #include <recorder/render/render.hpp>
 #include <recorder/render/dot_styler.hpp>
 #include <recorder/render/summary.hpp>
+#include <recorder/render/summary_options.hpp>
 #include <recorder/render/svg.hpp>
 #include <recorder/render/visible.hpp>
 #include <recorder/observe/observer.hpp>

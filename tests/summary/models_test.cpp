@@ -126,7 +126,7 @@ void check_column_sums(const recorder::Trace& trace, const std::string& what) {
     BOOST_TEST(macs == t.total_mult_adds, what << " at depth " << depth);
     const std::string text = recorder::summary(
         trace, {.depth = depth, .columns = {SummaryColumn::num_params, SummaryColumn::mult_adds}});
-    BOOST_TEST(text.find("Total params: " + recorder::detail::summary_impl::with_commas(params) +
+    BOOST_TEST(text.find("Total params: " + recorder::detail::with_thousands(params) +
                          "\n") != std::string::npos);
   }
 }

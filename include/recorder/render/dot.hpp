@@ -2,15 +2,16 @@
 /// Graphviz DOT backend: torchview-style HTML-table nodes for the visible graph.
 
 #include <recorder/detail/escape.hpp>
+#include <recorder/detail/text.hpp>
 #include <recorder/graph/trace.hpp>
-#include <recorder/render/options.hpp>
 #include <recorder/render/dot_styler.hpp>
+#include <recorder/render/labels.hpp>
+#include <recorder/render/options.hpp>
 #include <recorder/render/visible.hpp>
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <charconv>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -20,88 +21,6 @@
 namespace recorder {
 
 namespace detail {
-
-/// Appends every piece to `out`, without building temporaries.
-template <class... Pieces>
-void append(std::string& out, const Pieces&... pieces) {
-  (out.append(std::string_view(pieces)), ...);
-}
-
-/// Appends `n` in decimal.
-inline void append_int(std::string& out, std::int64_t n) {
-  char buf[24];
-  const auto r = std::to_chars(buf, buf + sizeof buf, n);
-  out.append(buf, r.ptr);
-}
-
-/// Appends a shape as Python prints a tuple: `(1, 128)`, `(5,)`, `()`.
-inline void append_shape(std::string& out, Shape shape) {
-  out += '(';
-  for (std::size_t i = 0; i < shape.size(); ++i) {
-    if (i > 0) out += ", ";
-    append_int(out, shape[i]);
-  }
-  if (shape.size() == 1) out += ',';
-  out += ')';
-}
-
-/// A shape as Python prints a tuple: `(1, 128)`, `(5,)`, `()`.
-inline std::string shape_repr(Shape shape) {
-  std::string out;
-  append_shape(out, shape);
-  return out;
-}
-
-/// Appends the shapes of `tensors`, equal ones merged as torchview does: `2 x (1, 64), (1, 32)`;
-/// `-` when there are none.
-inline void append_shapes(std::string& out, const Graph& g, const std::vector<NodeId>& tensors) {
-  if (tensors.empty()) {
-    out += '-';
-    return;
-  }
-  // Groups in order of first appearance; models have a handful of tensors per op.
-  std::vector<std::pair<Shape, std::size_t>> groups;
-  groups.reserve(tensors.size());
-  for (NodeId t : tensors) {
-    const Shape shape = g.shape(t);
-    bool merged = false;
-    for (auto& [seen, count] : groups)
-      if (std::equal(seen.begin(), seen.end(), shape.begin(), shape.end())) {
-        ++count;
-        merged = true;
-        break;
-      }
-    if (!merged) groups.emplace_back(shape, 1);
-  }
-  bool first = true;
-  for (const auto& [shape, count] : groups) {
-    if (!first) out += ", ";
-    first = false;
-    if (count > 1) {
-      append_int(out, static_cast<std::int64_t>(count));
-      out += " x ";
-    }
-    append_shape(out, shape);
-  }
-}
-
-/// The shapes of `tensors` as `append_shapes` writes them.
-inline std::string shapes_repr(const Graph& g, const std::vector<NodeId>& tensors) {
-  std::string out;
-  append_shapes(out, g, tensors);
-  return out;
-}
-
-/// `n` with thousands separators: `9,408`, `11,689,512`.
-inline std::string with_thousands(std::uint64_t n) {
-  const std::string digits = std::to_string(n);
-  std::string out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
-}
 
 /// A DOT attribute value: as it is when it is a plain identifier or number (`aliceblue`,
 /// `0.5`), else double-quoted and escaped (`"#ff0000"`).
@@ -113,49 +32,21 @@ inline std::string dot_value(std::string_view v) {
   return plain ? std::string(v) : dot_quoted(v);
 }
 
-/// A module's class and, when it differs, its registered name (escaped HTML), with the call
-/// number when the module was called more than once: `Conv2d<BR/>conv1 (call 2/3)`.
-/// `rolled` > 1 says how many calls one rolled node stands for: `LSTMCell<BR/>cell (4 calls)`.
-/// A call inferred from parameters (`Graph::Node::inferred`) says so: `Linear<BR/>fc (inferred)`.
+/// A module call's title lines (escaped HTML, `title_lines` with ` (inferred)`): its class and,
+/// when it differs, its registered name, with the call number when the module was called more
+/// than once: `Conv2d<BR/>conv1 (call 2/3)`. `rolled` > 1 says how many calls one rolled node
+/// stands for: `LSTMCell<BR/>cell (4 calls)`. A call inferred from parameters
+/// (`Graph::Node::inferred`) says so: `Linear<BR/>fc (inferred)`.
 inline std::string dot_module_title(const Graph& g, NodeId call, std::uint32_t rolled = 1) {
-  const ModuleInfo& m = g.module_of(call);
-  std::string out = html_escape(m.class_name);
-  if (!m.name.empty() && m.name != m.class_name) out += "<BR/>" + html_escape(m.name);
-  if (rolled > 1)
-    out += " (" + std::to_string(rolled) + " calls)";
-  else if (m.calls > 1)
-    out += " (call " + std::to_string(g.call(call).call_index + 1) + "/" +
-           std::to_string(m.calls) + ")";
-  if (g.node(call).inferred) out += " (inferred)";
-  return out;
+  return join_lines(title_lines(g, call, rolled, true), "<BR/>", html_escape);
 }
 
-/// The first cell of a node's label (escaped HTML): what it is and its depth. `rolled` > 1
-/// says how many calls one rolled op node stands for.
+/// The first cell of a node's label (escaped HTML): what it is (`title_lines`, with
+/// ` (inferred)`), then its `status_lines` (depth, `failed`). `rolled` > 1 says how many calls
+/// one rolled node stands for.
 inline std::string dot_title(const Graph& g, NodeId id, std::uint32_t rolled = 1) {
-  const Graph::Node& n = g.node(id);
-  std::string out;
-  switch (n.kind) {
-    case NodeKind::function:
-      out = html_escape(g.function(id).op);
-      if (n.inplace) out += '_';
-      if (rolled > 1) out += " (" + std::to_string(rolled) + " calls)";
-      break;
-    case NodeKind::module: out = dot_module_title(g, id, rolled); break;
-    default: {
-      switch (n.kind) {
-        case NodeKind::tensor: out = "hidden-tensor"; break;
-        case NodeKind::constant: out = "constant-tensor"; break;
-        case NodeKind::parameter: out = "parameter-tensor"; break;
-        default: out = std::string(to_string(n.kind)) + "-tensor";
-      }
-      const std::string_view name = g.tensor(id).name;
-      if (!name.empty()) out += "<BR/>" + html_escape(name);
-    }
-  }
-  out += "<BR/>depth:" + std::to_string(n.depth);
-  if (n.failed) out += "<BR/>failed";
-  return out;
+  return join_lines(title_lines(g, id, rolled, true), "<BR/>", html_escape) + "<BR/>" +
+         join_lines(status_lines(g, id), "<BR/>");
 }
 
 /// Writes the node statement of visible node `i` to `out`, each line starting with `indent`.
@@ -311,9 +202,8 @@ struct BasicDot {
 
   /// Writes the DOT text of `trace` seen with `options` to `os`.
   static void render(const Trace& trace, const RenderOptions& options, std::ostream& os) {
-    std::string text;
-    detail::write_styled_dot<S>(trace, options, text);
-    os.write(text.data(), static_cast<std::streamsize>(text.size()));
+    detail::write_through_string(
+        os, [&](std::string& text) { detail::write_styled_dot<S>(trace, options, text); });
   }
 
   /// Appends the DOT text to `out` (the optional hook `render_to_string` uses: no stream copy).

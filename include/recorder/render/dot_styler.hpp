@@ -2,6 +2,7 @@
 /// The `dot_styler` concept: a policy deciding the Graphviz attributes of each drawn node and edge.
 
 #include <recorder/graph/trace.hpp>
+#include <recorder/render/labels.hpp>
 #include <recorder/render/visible.hpp>
 
 #include <concepts>
@@ -89,15 +90,7 @@ concept dot_styler = has_node_style<S> && has_edge_style<S>;
 namespace detail {
 
 /// The Graphviz fill colour of a node kind in the house look.
-constexpr std::string_view dot_fill(NodeKind k) noexcept {
-  switch (k) {
-    case NodeKind::function: return "aliceblue";
-    case NodeKind::module: return "darkseagreen1";
-    case NodeKind::constant:
-    case NodeKind::parameter: return "gray90";
-    default: return "lightyellow";
-  }
-}
+constexpr std::string_view dot_fill(NodeKind k) noexcept { return house_colors(k).x11; }
 
 }  // namespace detail
 

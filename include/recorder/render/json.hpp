@@ -3,7 +3,10 @@
 /// (`JsonView`), each as one deterministic document.
 
 #include <recorder/detail/escape.hpp>
+#include <recorder/detail/text.hpp>
+#include <recorder/graph/address.hpp>
 #include <recorder/graph/trace.hpp>
+#include <recorder/render/labels.hpp>
 #include <recorder/render/options.hpp>
 #include <recorder/render/visible.hpp>
 
@@ -12,6 +15,7 @@
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 namespace recorder {
@@ -58,18 +62,24 @@ class JsonWriter {
     separate();
     out_ += "null";
   }
+  /// Writes member `k` with value `v`: a string, a bool or an integer.
+  template <class T>
+  void field(std::string_view k, const T& v) {
+    key(k);
+    if constexpr (std::is_same_v<T, bool>)
+      boolean(v);
+    else if constexpr (std::is_integral_v<T> && std::is_signed_v<T>)
+      number(std::int64_t{v});
+    else if constexpr (std::is_integral_v<T>)
+      number(std::uint64_t{v});
+    else
+      string(v);
+  }
   /// Writes a number list on one line: `[1, 3, 224, 224]`.
   template <class Range>
   void inline_numbers(const Range& values) {
     separate();
-    out_ += '[';
-    bool first = true;
-    for (const auto& v : values) {
-      if (!first) out_ += ", ";
-      first = false;
-      out_ += std::to_string(v);
-    }
-    out_ += ']';
+    append_dims(out_, values);
   }
   /// Writes a list of node ids on one line: `[0, 4]`.
   void inline_ids(const std::vector<NodeId>& ids) {
@@ -129,63 +139,44 @@ inline void write_json(const Trace& trace, std::string& out) {
   const Graph& g = trace.graph;
   JsonWriter w(out);
   w.begin_object();
-  w.key("model");
-  w.string(trace.model_name);
-  w.key("complete");
-  w.boolean(trace.complete());
+  w.field("model", trace.model_name);
+  w.field("complete", trace.complete());
   w.key("failure");
   if (trace.failure) {
     w.begin_object();
-    w.key("op");
-    w.string(trace.failure->op);
-    w.key("module_path");
-    w.string(trace.failure->module_path);
-    w.key("module_class");
-    w.string(trace.failure->module_class);
-    w.key("message");
-    w.string(trace.failure->message);
+    w.field("op", trace.failure->op);
+    w.field("module_path", trace.failure->module_path);
+    w.field("module_class", trace.failure->module_class);
+    w.field("message", trace.failure->message);
     w.end_object();
   } else {
     w.null();
   }
-  w.key("total_params");
-  w.number(trace.total_params);
-  w.key("trainable_params");
-  w.number(trace.trainable_params);
+  w.field("total_params", trace.total_params);
+  w.field("trainable_params", trace.trainable_params);
 
   w.key("modules");
   w.begin_array();
   for (std::size_t i = 0; i < g.modules().size(); ++i) {
     const ModuleInfo& m = g.modules()[i];
     w.begin_object();
-    w.key("id");
-    w.number(std::uint64_t{i});
-    w.key("path");
-    w.string(m.path);
-    w.key("name");
-    w.string(m.name);
-    w.key("class");
-    w.string(m.class_name);
-    w.key("leaf");
-    w.boolean(m.leaf);
-    w.key("calls");
-    w.number(std::uint64_t{m.calls});
-    w.key("param_count");
-    w.number(m.param_count);
-    w.key("trainable_count");
-    w.number(m.trainable_count);
+    w.field("id", std::uint64_t{i});
+    w.field("path", m.path);
+    w.field("name", m.name);
+    w.field("class", m.class_name);
+    w.field("leaf", m.leaf);
+    w.field("calls", std::uint64_t{m.calls});
+    w.field("param_count", m.param_count);
+    w.field("trainable_count", m.trainable_count);
     w.key("params");
     w.begin_array();
     for (const ParamInfo& p : m.params) {
       w.begin_object();
-      w.key("name");
-      w.string(p.name);
+      w.field("name", p.name);
       w.key("shape");
       w.inline_numbers(p.shape);
-      w.key("numel");
-      w.number(p.numel);
-      w.key("trainable");
-      w.boolean(p.trainable);
+      w.field("numel", p.numel);
+      w.field("trainable", p.trainable);
       w.end_object();
     }
     w.end_array();
@@ -199,55 +190,39 @@ inline void write_json(const Trace& trace, std::string& out) {
     const NodeId id{i};
     const Graph::Node& n = g.node(id);
     w.begin_object();
-    w.key("id");
-    w.number(std::uint64_t{i});
-    w.key("kind");
-    w.string(to_string(n.kind));
-    w.key("name");
-    w.string(g.label(id));
-    w.key("depth");
-    w.number(std::uint64_t{n.depth});
+    w.field("id", std::uint64_t{i});
+    w.field("kind", to_string(n.kind));
+    w.field("name", g.label(id));
+    w.field("depth", std::uint64_t{n.depth});
     w.key("parent");
     w.id_or_null(n.parent);
     if (is_tensor_kind(n.kind)) {
       const Graph::TensorData& t = g.tensor(id);
-      w.key("label");
-      w.string(t.name);
+      w.field("label", t.name);
       w.key("shape");
       w.inline_numbers(g.shape(id));
-      w.key("dtype");
-      w.string(t.dtype);
-      w.key("device");
-      w.string(t.device);
+      w.field("dtype", t.dtype);
+      w.field("device", t.device);
       w.key("producer");
       w.id_or_null(t.producer);
     } else if (n.kind == NodeKind::function) {
-      w.key("op");
-      w.string(g.function(id).op);
-      w.key("inplace");
-      w.boolean(n.inplace);
+      w.field("op", g.function(id).op);
+      w.field("inplace", n.inplace);
     } else {
       const Graph::CallData& c = g.call(id);
       const ModuleInfo& m = g.module(c.module);
-      w.key("module");
-      w.number(std::uint64_t{c.module.value});
-      w.key("path");
-      w.string(m.path);
-      w.key("class");
-      w.string(m.class_name);
-      w.key("call_index");
-      w.number(std::uint64_t{c.call_index});
-      w.key("depth_index");
-      w.string(std::to_string(n.depth) + "-" + std::to_string(c.depth_index));
+      w.field("module", std::uint64_t{c.module.value});
+      w.field("path", m.path);
+      w.field("class", m.class_name);
+      w.field("call_index", std::uint64_t{c.call_index});
+      w.field("depth_index", depth_index_label(g, id));
       w.key("inputs");
       w.inline_ids(c.inputs);
       w.key("outputs");
       w.inline_ids(c.outputs);
-      w.key("failed");
-      w.boolean(n.failed);
+      w.field("failed", n.failed);
       if (n.inferred) {
-        w.key("inferred");
-        w.boolean(true);
+        w.field("inferred", true);
       }
     }
     w.end_object();
@@ -262,67 +237,12 @@ inline void write_json(const Trace& trace, std::string& out) {
   out += '\n';
 }
 
-/// What a picture says a visible node is, one unescaped line per item: a module call's class,
-/// then its registered name when it differs, with ` (call 2/3)` for a reused module or
-/// ` (4 calls)` for a node `rolled` from several calls; an op's name (`add_` when in place,
-/// ` (4 calls)` when rolled); a tensor's role (`input-tensor`, `hidden-tensor`, ...) and name.
-inline std::vector<std::string> title_lines(const Graph& g, NodeId id, std::uint32_t rolled = 1) {
-  const Graph::Node& n = g.node(id);
-  const std::string times = rolled > 1 ? " (" + std::to_string(rolled) + " calls)" : "";
-  switch (n.kind) {
-    case NodeKind::function:
-      return {std::string(g.function(id).op) + (n.inplace ? "_" : "") + times};
-    case NodeKind::module: {
-      const ModuleInfo& m = g.module_of(id);
-      std::vector<std::string> out{m.class_name};
-      std::string suffix = times;
-      if (rolled <= 1 && m.calls > 1)
-        suffix = " (call " + std::to_string(g.call(id).call_index + 1) + "/" +
-                 std::to_string(m.calls) + ")";
-      if (!m.name.empty() && m.name != m.class_name)
-        out.push_back(m.name + suffix);
-      else
-        out.back() += suffix;
-      return out;
-    }
-    default: {
-      std::string role;
-      switch (n.kind) {
-        case NodeKind::tensor: role = "hidden-tensor"; break;
-        case NodeKind::constant: role = "constant-tensor"; break;
-        case NodeKind::parameter: role = "parameter-tensor"; break;
-        default: role = std::string(to_string(n.kind)) + "-tensor";
-      }
-      std::vector<std::string> out{std::move(role)};
-      const std::string_view name = g.tensor(id).name;
-      if (!name.empty()) out.emplace_back(name);
-      return out;
-    }
-  }
-}
-
-/// `lines` joined with `sep`.
-inline std::string join_lines(const std::vector<std::string>& lines, std::string_view sep) {
-  std::string out;
-  for (std::size_t i = 0; i < lines.size(); ++i) {
-    if (i > 0) out += sep;
-    out += lines[i];
-  }
-  return out;
-}
-
 /// Writes the shapes of `tensors` as a list of number lists: `[[1, 64], [1, 64]]`.
 inline void json_shapes(JsonWriter& w, const Graph& g, const std::vector<NodeId>& tensors) {
   std::string text = "[";
   for (std::size_t i = 0; i < tensors.size(); ++i) {
     if (i > 0) text += ", ";
-    text += '[';
-    const Shape shape = g.shape(tensors[i]);
-    for (std::size_t k = 0; k < shape.size(); ++k) {
-      if (k > 0) text += ", ";
-      text += std::to_string(shape[k]);
-    }
-    text += ']';
+    append_dims(text, g.shape(tensors[i]));
   }
   text += ']';
   w.raw(text);
@@ -340,12 +260,9 @@ inline void write_json_view(const Trace& trace, const RenderOptions& options, st
   };
   JsonWriter w(out);
   w.begin_object();
-  w.key("model");
-  w.string(trace.model_name);
-  w.key("graph_name");
-  w.string(options.graph_name.empty() ? trace.model_name : options.graph_name);
-  w.key("complete");
-  w.boolean(trace.complete());
+  w.field("model", trace.model_name);
+  w.field("graph_name", options.graph_name.empty() ? trace.model_name : options.graph_name);
+  w.field("complete", trace.complete());
 
   w.key("options");
   w.begin_object();
@@ -354,24 +271,15 @@ inline void write_json_view(const Trace& trace, const RenderOptions& options, st
     w.number(std::int64_t{*options.depth});
   else
     w.null();
-  w.key("expand_nested");
-  w.boolean(options.expand_nested);
-  w.key("hide_inner_tensors");
-  w.boolean(options.hide_inner_tensors);
-  w.key("hide_module_functions");
-  w.boolean(options.hide_module_functions);
-  w.key("roll");
-  w.boolean(options.roll);
-  w.key("show_shapes");
-  w.boolean(options.show_shapes);
-  w.key("show_params");
-  w.boolean(options.show_params);
-  w.key("strict");
-  w.boolean(options.strict);
-  w.key("direction");
-  w.string(to_string(options.direction));
-  w.key("graph_name");
-  w.string(options.graph_name);
+  w.field("expand_nested", options.expand_nested);
+  w.field("hide_inner_tensors", options.hide_inner_tensors);
+  w.field("hide_module_functions", options.hide_module_functions);
+  w.field("roll", options.roll);
+  w.field("show_shapes", options.show_shapes);
+  w.field("show_params", options.show_params);
+  w.field("strict", options.strict);
+  w.field("direction", to_string(options.direction));
+  w.field("graph_name", options.graph_name);
   w.end_object();
 
   w.key("nodes");
@@ -380,52 +288,36 @@ inline void write_json_view(const Trace& trace, const RenderOptions& options, st
     const VisibleNode& v = vg.nodes[i];
     const Graph::Node& n = g.node(v.node);
     w.begin_object();
-    w.key("index");
-    w.number(std::uint64_t{i});
-    w.key("id");
-    w.number(std::uint64_t{v.node.value});
-    w.key("kind");
-    w.string(to_string(v.kind));
-    w.key("label");
-    w.string(join_lines(title_lines(g, v.node, v.calls), "\n"));
-    w.key("depth");
-    w.number(std::uint64_t{n.depth});
-    w.key("calls");
-    w.number(std::uint64_t{v.calls});
+    w.field("index", std::uint64_t{i});
+    w.field("id", std::uint64_t{v.node.value});
+    w.field("kind", to_string(v.kind));
+    w.field("label", join_lines(title_lines(g, v.node, v.calls), "\n"));
+    w.field("depth", std::uint64_t{n.depth});
+    w.field("calls", std::uint64_t{v.calls});
     w.key("cluster");
     index_or_null(w, v.cluster);
     if (is_tensor_kind(v.kind)) {
-      w.key("name");
-      w.string(g.tensor(v.node).name);
+      w.field("name", g.tensor(v.node).name);
       if (options.show_shapes) {
         w.key("shape");
         w.inline_numbers(g.shape(v.node));
       }
     } else {
       if (v.kind == NodeKind::function) {
-        w.key("op");
-        w.string(g.function(v.node).op);
-        w.key("inplace");
-        w.boolean(n.inplace);
+        w.field("op", g.function(v.node).op);
+        w.field("inplace", n.inplace);
       } else {
         const ModuleInfo& m = g.module_of(v.node);
-        w.key("path");
-        w.string(m.path);
-        w.key("name");
-        w.string(m.name);
-        w.key("class");
-        w.string(m.class_name);
-        w.key("collapsed");
-        w.boolean(v.collapsed);
-        w.key("failed");
-        w.boolean(n.failed);
+        w.field("path", m.path);
+        w.field("name", m.name);
+        w.field("class", m.class_name);
+        w.field("collapsed", v.collapsed);
+        w.field("failed", n.failed);
         if (n.inferred) {
-          w.key("inferred");
-          w.boolean(true);
+          w.field("inferred", true);
         }
         if (options.show_params) {
-          w.key("params");
-          w.number(m.param_count);
+          w.field("params", m.param_count);
         }
       }
       if (options.show_shapes) {
@@ -452,18 +344,13 @@ inline void write_json_view(const Trace& trace, const RenderOptions& options, st
     const VisibleCluster& c = vg.clusters[k];
     const ModuleInfo& m = g.module_of(c.call);
     w.begin_object();
-    w.key("index");
-    w.number(std::uint64_t{k});
-    w.key("call");
-    w.number(std::uint64_t{c.call.value});
+    w.field("index", std::uint64_t{k});
+    w.field("call", std::uint64_t{c.call.value});
     w.key("parent");
     index_or_null(w, c.parent);
-    w.key("path");
-    w.string(m.path);
-    w.key("class");
-    w.string(m.class_name);
-    w.key("label");
-    w.string(join_lines(title_lines(g, c.call), "\n"));
+    w.field("path", m.path);
+    w.field("class", m.class_name);
+    w.field("label", join_lines(title_lines(g, c.call), "\n"));
     w.end_object();
   }
   w.end_array();
@@ -491,9 +378,8 @@ struct Json {
   /// Writes the JSON document of `trace` to `os`; `options` are ignored.
   static void render(const Trace& trace, const RenderOptions& options, std::ostream& os) {
     static_cast<void>(options);
-    std::string text;
-    detail::write_json(trace, text);
-    os.write(text.data(), static_cast<std::streamsize>(text.size()));
+    detail::write_through_string(
+        os, [&](std::string& text) { detail::write_json(trace, text); });
   }
 };
 
@@ -520,9 +406,8 @@ struct JsonView {
 
   /// Writes the JSON document of the visible graph of `trace` seen with `options` to `os`.
   static void render(const Trace& trace, const RenderOptions& options, std::ostream& os) {
-    std::string text;
-    detail::write_json_view(trace, options, text);
-    os.write(text.data(), static_cast<std::streamsize>(text.size()));
+    detail::write_through_string(
+        os, [&](std::string& text) { detail::write_json_view(trace, options, text); });
   }
 };
 

@@ -2,9 +2,9 @@
 /// Mermaid backend: the visible graph as a Mermaid `flowchart`, for Markdown pages and wikis.
 
 #include <recorder/detail/escape.hpp>
+#include <recorder/detail/text.hpp>
 #include <recorder/graph/trace.hpp>
-#include <recorder/render/dot.hpp>
-#include <recorder/render/json.hpp>
+#include <recorder/render/labels.hpp>
 #include <recorder/render/options.hpp>
 #include <recorder/render/visible.hpp>
 
@@ -47,33 +47,34 @@ inline std::string mermaid_escape(std::string_view s) {
   return out;
 }
 
-/// Mermaid `classDef` names, one per node kind, in `NodeKind` order, then `failed`.
-inline constexpr std::array<std::string_view, node_kind_count> mermaid_classes = {
-    "input", "output", "tensor", "constant", "parameter", "function", "module"};
+/// Appends the `classDef` lines: one per node kind, named as the kind (`input`, `module`, ...),
+/// in the house colours as hex (Mermaid styles are CSS, which lacks X11's `darkseagreen1` and
+/// `gray90`), and `failed`, a red border.
+inline void append_mermaid_class_defs(std::string& out) {
+  for (int k = 0; k < node_kind_count; ++k) {
+    const auto kind = static_cast<NodeKind>(k);
+    append(out, "\tclassDef ", to_string(kind), " fill:", house_colors(kind).hex,
+           ",stroke:#000000\n");
+  }
+  out += "\tclassDef failed stroke:#ff0000,stroke-width:2px\n";
+}
 
-/// The `classDef` lines: the colours of the DOT backend's house look, as hex (Mermaid styles
-/// are CSS, which lacks X11's `darkseagreen1` and `gray90`), and a red border for failures.
-inline constexpr std::string_view mermaid_class_defs =
-    "\tclassDef input fill:#ffffe0,stroke:#000000\n"
-    "\tclassDef output fill:#ffffe0,stroke:#000000\n"
-    "\tclassDef tensor fill:#ffffe0,stroke:#000000\n"
-    "\tclassDef constant fill:#e5e5e5,stroke:#000000\n"
-    "\tclassDef parameter fill:#e5e5e5,stroke:#000000\n"
-    "\tclassDef function fill:#f0f8ff,stroke:#000000\n"
-    "\tclassDef module fill:#c1ffc1,stroke:#000000\n"
-    "\tclassDef failed stroke:#ff0000,stroke-width:2px\n";
+/// `lines`, escaped, joined with `<br>`; empty lines before the first non-empty one leave no
+/// `<br>` behind.
+inline std::string mermaid_lines(const std::vector<std::string>& lines) {
+  std::string out;
+  for (const std::string& line : lines) {
+    if (!out.empty()) out += "<br>";
+    out += mermaid_escape(line);
+  }
+  return out;
+}
 
 /// The escaped label of visible node `i`: title lines, depth, `failed`, shapes, parameters.
 inline std::string mermaid_label(const Graph& g, const RenderOptions& options,
                                  const VisibleNode& v) {
-  const Graph::Node& n = g.node(v.node);
-  std::string out;
-  for (const std::string& line : title_lines(g, v.node, v.calls)) {
-    if (!out.empty()) out += "<br>";
-    out += mermaid_escape(line);
-  }
-  out += "<br>depth:" + std::to_string(n.depth);
-  if (n.failed) out += "<br>failed";
+  std::string out = mermaid_lines(title_lines(g, v.node, v.calls));
+  out += "<br>" + join_lines(status_lines(g, v.node), "<br>");
   if (options.show_shapes) {
     if (is_tensor_kind(v.kind))
       out += "<br>" + shape_repr(g.shape(v.node));
@@ -105,11 +106,7 @@ inline void write_mermaid(const Trace& trace, const RenderOptions& options, std:
   walk_clusters(
       vg, [&](std::size_t i, std::size_t level) { write_node(i, tabs(level)); },
       [&](std::size_t k, std::size_t level) {
-        std::string label;
-        for (const std::string& line : title_lines(g, vg.clusters[k].call)) {
-          if (!label.empty()) label += "<br>";
-          label += mermaid_escape(line);
-        }
+        const std::string label = mermaid_lines(title_lines(g, vg.clusters[k].call));
         out += tabs(level) + "subgraph c" + std::to_string(k) + "[\"" + label + "\"]\n";
       },
       [&](std::size_t, std::size_t level) { out += tabs(level) + "end\n"; });
@@ -133,7 +130,7 @@ inline void write_mermaid(const Trace& trace, const RenderOptions& options, std:
     }
   }
 
-  out += mermaid_class_defs;
+  append_mermaid_class_defs(out);
   std::array<std::string, node_kind_count> members;
   std::string failed;
   for (std::size_t i = 0; i < vg.nodes.size(); ++i) {
@@ -148,7 +145,7 @@ inline void write_mermaid(const Trace& trace, const RenderOptions& options, std:
   }
   for (std::size_t k = 0; k < members.size(); ++k)
     if (!members[k].empty())
-      out += "\tclass " + members[k] + " " + std::string(mermaid_classes[k]) + "\n";
+      append(out, "\tclass ", members[k], " ", to_string(static_cast<NodeKind>(k)), "\n");
   if (!failed.empty()) out += "\tclass " + failed + " failed\n";
 }
 
@@ -183,9 +180,8 @@ struct Mermaid {
 
   /// Writes the Mermaid text of `trace` seen with `options` to `os`.
   static void render(const Trace& trace, const RenderOptions& options, std::ostream& os) {
-    std::string text;
-    detail::write_mermaid(trace, options, text);
-    os.write(text.data(), static_cast<std::streamsize>(text.size()));
+    detail::write_through_string(
+        os, [&](std::string& text) { detail::write_mermaid(trace, options, text); });
   }
 };
 

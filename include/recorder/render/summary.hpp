@@ -1,8 +1,13 @@
 #pragma once
 /// A torchinfo-style summary table of a trace: `recorder::summary(trace)` and `backend::Summary`.
 
+#include <recorder/detail/text.hpp>
+#include <recorder/graph/address.hpp>
+#include <recorder/graph/mult_adds.hpp>
 #include <recorder/graph/trace.hpp>
+#include <recorder/render/labels.hpp>
 #include <recorder/render/options.hpp>
+#include <recorder/render/summary_options.hpp>
 
 #include <algorithm>
 #include <cstddef>
@@ -10,86 +15,12 @@
 #include <cstdio>
 #include <limits>
 #include <ostream>
-#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 namespace recorder {
-
-/// A column of the summary table, with torchinfo's names (`col_names`).
-enum class SummaryColumn {
-  input_size,      ///< "Input Shape": the call's first input
-  output_size,     ///< "Output Shape": the call's first output
-  num_params,      ///< "Param #": `(n)` when none is trainable, `(recursive)` for a reused module
-  params_percent,  ///< "Param %": share of the total
-  kernel_size,     ///< "Kernel Shape": convolutions and poolings
-  groups,          ///< "Groups": convolutions
-  mult_adds,       ///< "Mult-Adds": torchinfo's estimate from parameters and output shape
-  trainable,       ///< "Trainable": True, False, Partial or --
-};
-
-/// What a row's label shows, as torchinfo's `row_settings`.
-enum class SummaryRowSetting {
-  depth,      ///< `Conv2d: 1-1`: depth and index at that depth
-  var_names,  ///< `Conv2d (conv1)`: the name the parent registered it under
-};
-
-/// How `summary` lays the table out; torchinfo's parameter names and defaults.
-///
-/// `summary(trace, {.depth = 1, .columns = {SummaryColumn::output_size, SummaryColumn::mult_adds}})`
-struct SummaryOptions {
-  /// Module calls deeper than this are folded into their ancestor's row (root call: depth 0).
-  int depth = 3;
-  /// The columns, in order.
-  std::vector<SummaryColumn> columns{SummaryColumn::output_size, SummaryColumn::num_params};
-  /// Width of every column but the first.
-  int col_width = 25;
-  /// What row labels show.
-  std::vector<SummaryRowSetting> row_settings{SummaryRowSetting::depth};
-  /// Tree prefixes `+ ` and `|` instead of box-drawing characters.
-  bool ascii_only = false;
-  /// One row per parameter under each module row (torchinfo's `verbose=2`); only the
-  /// parameters a module registers itself are listed.
-  bool verbose = false;
-  /// Beyond torchinfo: a `Functional mult-adds` line after `Total mult-adds`, with the
-  /// mult-adds of the function ops recorded in the graph that torchinfo's per-module estimate
-  /// misses (its issue #226: attention's QK^T and AV, matmuls and convolutions written in a
-  /// forward). `Total mult-adds` does not change, so it stays comparable with torchinfo; the
-  /// model's count is the two lines added. Off by default, so the table stays torchinfo's byte
-  /// for byte.
-  ///
-  /// Each op counts one mult-add per product, from the shapes of its tensor operands (in call
-  /// order) and of its first output; bias additions and `alpha`/`beta` scalings are not counted:
-  ///
-  /// - `matmul`, `mm`, `bmm`, `mv`, `dot`, `linear` (a, b), and `addmm`, `baddbmm`, `addmv`
-  ///   (c, a, b): output numel x a's last dimension (the contracted one, 1-D and batched too);
-  /// - `addbmm` (c, a [B, n, k], b [B, k, m]): B n k m;
-  /// - `conv1d`, `conv2d`, `conv3d` (x, w [C_out, C_in/groups, k...]): output numel x
-  ///   C_in/groups x kernel numel; `conv_transpose1d`..`3d` (x, w [C_in, C_out/groups, k...]):
-  ///   input numel x C_out/groups x kernel numel; `convolution`, `_convolution`: either one,
-  ///   told apart by which of x and the output has w[0] channels;
-  /// - `_native_multi_head_attention`, `scaled_dot_product_attention` (q [..., L, E],
-  ///   k [..., S, E], v [..., S, Ev]): QK^T + AV, that is q numel / E x S x (E + Ev).
-  ///
-  /// Which ops: every one of them recorded in a composite forward (torchinfo counts nothing
-  /// there). Inside a leaf module call (its aten ops are recorded only with `record::AtenOps`)
-  /// torchinfo already counts the work done with the module's parameters, so only the rest
-  /// counts: attention ops (their QK^T and AV, not the projections they fuse), and matmul or
-  /// convolution ops none of whose two multiplied operands (a and b, x and w above) comes from
-  /// parameters and constants alone (a weight, `t(weight)`, a buffer). In a `MultiheadAttention`
-  /// the score and weighted-sum `bmm`s count, its in- and out-projections do not; in a `Linear`
-  /// or `Conv2d` nothing does. With `record::Structure` leaves are opaque: the line counts composite
-  /// forwards only.
-  ///
-  /// `summary(Tracer<record::AtenOps>{}.run(net, x), {.functional_mult_adds = true})`
-  bool functional_mult_adds = false;
-  /// Beyond torchinfo: Input and Output Shape list every tensor of a call, equal shapes merged
-  /// (`[1, 100, 512], 2 x [2, 100, 512]` for an LSTM's output, h and c), not just the first.
-  /// Off by default, so the table stays torchinfo's byte for byte.
-  bool all_outputs = false;
-};
 
 /// One row of the table (a module call at or above `depth`), its cells as printed.
 struct SummaryRow {
@@ -124,24 +55,6 @@ inline std::uint64_t element_size(std::string_view dtype) {
   return 4;
 }
 
-inline std::uint64_t numel(Shape s) {
-  std::uint64_t n = 1;
-  for (auto d : s) n *= static_cast<std::uint64_t>(d);
-  return n;
-}
-
-/// 1234567 -> "1,234,567".
-inline std::string with_commas(std::uint64_t v) {
-  std::string digits = std::to_string(v);
-  std::string out;
-  const std::size_t n = digits.size();
-  for (std::size_t i = 0; i < n; ++i) {
-    if (i != 0 && (n - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
-}
-
 /// Python's `f"{x:,.2f}"` for a non-negative x.
 inline std::string fixed2(double x) {
   char buf[64];
@@ -149,7 +62,7 @@ inline std::string fixed2(double x) {
   std::string s(buf);
   const auto dot = s.find('.');
   const std::uint64_t whole = std::stoull(s.substr(0, dot));
-  return with_commas(whole) + s.substr(dot);
+  return with_thousands(whole) + s.substr(dot);
 }
 
 /// torchinfo's `format_output_num` with automatic units: ` (M): 173.71`, ` (kB): 6.33`, `: 856`.
@@ -168,13 +81,13 @@ inline std::string format_number(std::uint64_t num, bool is_bytes) {
       if (is_bytes) s += 'B';
       s += "): ";
       if (v == static_cast<double>(static_cast<std::uint64_t>(v)))
-        s += with_commas(static_cast<std::uint64_t>(v));
+        s += with_thousands(static_cast<std::uint64_t>(v));
       else
         s += fixed2(v);
       return s;
     }
   }
-  return ": " + with_commas(num);
+  return ": " + with_thousands(num);
 }
 
 /// Display width of a UTF-8 string (code points, as Python's `len`).
@@ -199,10 +112,11 @@ inline std::string start_str(int depth, bool ascii) {
   return s;
 }
 
-inline std::string_view attribute(const ModuleInfo& m, std::string_view key) {
+/// The cell of module attribute `key` (`kernel_size`, `groups`): its value, or `--`.
+inline std::string attribute_cell(const ModuleInfo& m, std::string_view key) {
   for (const auto& [k, v] : m.attributes)
-    if (k == key) return v;
-  return {};
+    if (k == key) return v.empty() ? std::string("--") : v;
+  return "--";
 }
 
 inline bool has(const std::vector<SummaryRowSetting>& rs, SummaryRowSetting r) {
@@ -226,210 +140,26 @@ struct Call {
   std::int64_t leftover = 0;       ///< torchinfo's `leftover_params`
 };
 
-/// torchinfo's `calculate_macs` for a leaf call with first output `out`; with `own_only`, the
-/// parameters the module registers itself only (its submodules' calls count theirs).
-inline std::uint64_t mult_adds(const ModuleInfo& m, Shape out, bool own_only = false) {
-  if (out.empty()) return 0;
-  auto prod = [&](std::size_t b, std::size_t e) {
-    std::uint64_t p = 1;
-    for (std::size_t i = b; i < e && i < out.size(); ++i) p *= static_cast<std::uint64_t>(out[i]);
-    return p;
-  };
-  const bool conv = m.class_name.find("Conv") != std::string::npos;
-  const bool linear = m.class_name.find("Linear") != std::string::npos;
-  std::uint64_t macs = 0;
-  std::uint64_t direct = 0;
-  for (const ParamInfo& p : m.params) {
-    direct += p.numel;
-    if (p.name == "weight" || p.name == "bias") {
-      if (conv)
-        macs += p.numel * prod(0, 1) * prod(2, out.size());
-      else if (linear)
-        macs += p.numel * prod(0, out.size() - 1);
-      else
-        macs += static_cast<std::uint64_t>(out[0]) * p.numel;
-    } else if (p.name.find("weight") != std::string::npos ||
-               p.name.find("bias") != std::string::npos) {
-      macs += prod(0, 2) * p.numel;
-    }
-  }
-  // Parameters of submodules a leaf forward runs itself (`MultiheadAttention.out_proj`):
-  // torchinfo names them `out_proj.weight`, counted like an RNN's inner weights.
-  if (!own_only && m.param_count > direct) macs += prod(0, 2) * (m.param_count - direct);
-  return macs;
-}
-
-/// How a function op's mult-adds are counted (`SummaryOptions::functional_mult_adds`).
-enum class OpFamily : std::uint8_t {
-  none,             ///< not counted
-  matmul,           ///< output numel x operand a's last dimension
-  addbmm,           ///< a [B, n, k] numel x b's last dimension (the output sums over B)
-  conv,             ///< output numel x weight numel / weight[0]
-  conv_transposed,  ///< input numel x weight numel / weight[0]
-  convolution,      ///< `convolution`, `_convolution`: either of the two above, from the shapes
-  attention,        ///< QK^T + AV from q, k and v
-};
-
-/// An op's family, and which of its tensor operands it multiplies together.
-struct FunctionalOp {
-  OpFamily family = OpFamily::none;
-  std::uint8_t a = 0;  ///< index of the first multiplied operand
-  std::uint8_t b = 1;  ///< index of the second
-};
-
-/// The family of op `name` (as recorded: "matmul", "conv2d", ...).
-inline FunctionalOp functional_op(std::string_view name) {
-  using F = OpFamily;
-  static constexpr std::pair<std::string_view, FunctionalOp> table[] = {
-      {"matmul", {F::matmul, 0, 1}},
-      {"mm", {F::matmul, 0, 1}},
-      {"bmm", {F::matmul, 0, 1}},
-      {"mv", {F::matmul, 0, 1}},
-      {"dot", {F::matmul, 0, 1}},
-      {"linear", {F::matmul, 0, 1}},
-      {"addmm", {F::matmul, 1, 2}},
-      {"baddbmm", {F::matmul, 1, 2}},
-      {"addmv", {F::matmul, 1, 2}},
-      {"addbmm", {F::addbmm, 1, 2}},
-      {"conv1d", {F::conv, 0, 1}},
-      {"conv2d", {F::conv, 0, 1}},
-      {"conv3d", {F::conv, 0, 1}},
-      {"conv_transpose1d", {F::conv_transposed, 0, 1}},
-      {"conv_transpose2d", {F::conv_transposed, 0, 1}},
-      {"conv_transpose3d", {F::conv_transposed, 0, 1}},
-      {"convolution", {F::convolution, 0, 1}},
-      {"_convolution", {F::convolution, 0, 1}},
-      {"_native_multi_head_attention", {F::attention, 0, 1}},
-      {"scaled_dot_product_attention", {F::attention, 0, 1}},
-      {"_scaled_dot_product_attention", {F::attention, 0, 1}},
-  };
-  for (const auto& [n, f] : table)
-    if (n == name) return f;
-  return {};
-}
-
-/// The mult-adds of one op of family `f`, from its tensor operands `in` (in call order) and its
-/// first output `out`; 0 when the shapes do not fit the family.
-inline std::uint64_t op_mult_adds(FunctionalOp f, std::span<const Shape> in, Shape out) {
-  const auto u = [](std::int64_t d) { return static_cast<std::uint64_t>(d); };
-  // Products per output (or input) element of a convolution: C_in/groups x kernel numel for
-  // w [C_out, C_in/groups, k...]; C_out/groups x kernel numel for a transposed w [C_in, ...].
-  const auto per_element = [&](Shape w) -> std::uint64_t {
-    return w.size() < 2 || w[0] <= 0 ? 0 : numel(w) / u(w[0]);
-  };
-  // The channel dimension of a convolution's input or output: 1, or 0 when unbatched.
-  const auto channels = [&](Shape x, Shape w) -> std::int64_t {
-    if (x.empty()) return -1;
-    return x.size() + 1 == w.size() ? x[0] : (x.size() > 1 ? x[1] : -1);
-  };
-  switch (f.family) {
-    case OpFamily::none: return 0;
-    case OpFamily::matmul: {
-      // matmul's contracted dimension is a's last in every case: [k]·[k], [k]·[k, m],
-      // [n, k]·[k], and batched [..., n, k]·[..., k, m] (the output has the broadcast batch).
-      if (in.size() <= std::max(f.a, f.b) || in[f.a].empty()) return 0;
-      return numel(out) * u(in[f.a].back());
-    }
-    case OpFamily::addbmm: {
-      if (in.size() <= std::max(f.a, f.b) || in[f.a].size() != 3 || in[f.b].empty()) return 0;
-      return numel(in[f.a]) * u(in[f.b].back());
-    }
-    case OpFamily::conv:
-      if (in.size() < 2) return 0;
-      return numel(out) * per_element(in[1]);
-    case OpFamily::conv_transposed:
-      if (in.size() < 2) return 0;
-      return numel(in[0]) * per_element(in[1]);
-    case OpFamily::convolution: {
-      // `transposed` is a scalar argument, not in the graph: read it from the channels. A plain
-      // convolution's weight starts with the output's channels, a transposed one's with the
-      // input's. When both match (C_in == C_out), the formulas differ only by input or output
-      // numel, and the smaller is the right one unless padding outgrows the kernel.
-      if (in.size() < 2) return 0;
-      const Shape x = in[0], w = in[1];
-      if (w.empty()) return 0;
-      const bool plain = channels(out, w) == w[0];
-      const bool transposed = channels(x, w) == w[0];
-      const std::uint64_t n = plain && transposed ? std::min(numel(x), numel(out))
-                              : transposed         ? numel(x)
-                                                   : numel(out);
-      return n * per_element(w);
-    }
-    case OpFamily::attention: {
-      if (in.size() < 3) return 0;
-      const Shape q = in[0], k = in[1], v = in[2];
-      if (q.empty() || k.size() < 2 || v.empty() || q.back() <= 0) return 0;
-      const std::uint64_t queries = numel(q) / u(q.back());  // batch x heads x L
-      return queries * u(k[k.size() - 2]) * (u(q.back()) + u(v.back()));
-    }
-  }
-  return 0;
-}
-
-/// The functional mult-adds of graph `g`, as `SummaryOptions::functional_mult_adds` says.
-inline std::uint64_t functional_mult_adds(const Graph& g) {
-  // Each function's tensor operands and outputs, in call order, from the edges.
-  std::vector<std::vector<NodeId>> ins(g.size()), outs(g.size());
-  for (const Edge& e : g.edges()) {
-    if (g.kind(e.to) == NodeKind::function && is_tensor_kind(g.kind(e.from)))
-      ins[e.to.value].push_back(e.from);
-    else if (g.kind(e.from) == NodeKind::function && is_tensor_kind(g.kind(e.to)))
-      outs[e.from.value].push_back(e.to);
-  }
-  // Tensors that come from parameters and constants alone: those, and what ops make of them
-  // only (`t(weight)`). Operands and producers are recorded before what they feed.
-  std::vector<char> from_weights(g.size(), 0);
-  for (std::uint32_t i = 0; i < g.size(); ++i) {
-    const NodeKind k = g.kind(NodeId{i});
-    if (k == NodeKind::parameter || k == NodeKind::constant) {
-      from_weights[i] = 1;
-    } else if (is_tensor_kind(k)) {
-      const NodeId p = g.tensor(NodeId{i}).producer;
-      if (p.valid() && g.kind(p) == NodeKind::function)
-        from_weights[i] = std::all_of(ins[p.value].begin(), ins[p.value].end(),
-                                      [&](NodeId x) { return from_weights[x.value] != 0; });
-    }
-  }
-  std::uint64_t total = 0;
-  std::vector<Shape> shapes;
-  for (std::uint32_t i = 0; i < g.size(); ++i) {
-    const NodeId id{i};
-    const Graph::Node& n = g.node(id);
-    if (n.kind != NodeKind::function || outs[i].empty()) continue;
-    const FunctionalOp f = functional_op(g.function(id).op);
-    if (f.family == OpFamily::none) continue;
-    const auto& operands = ins[i];
-    if (n.parent.valid() && g.module_of(n.parent).leaf && f.family != OpFamily::attention) {
-      // Inside a leaf: torchinfo counts what is done with the module's weights.
-      if (operands.size() <= std::max(f.a, f.b) || from_weights[operands[f.a].value] ||
-          from_weights[operands[f.b].value])
-        continue;
-    }
-    shapes.clear();
-    for (NodeId x : operands) shapes.push_back(g.shape(x));
-    total += op_mult_adds(f, shapes, g.shape(outs[i].front()));
-  }
-  return total;
-}
-
+/// A shape cell: `--` for none; the first shape, or with `all` every one, equal ones merged
+/// (`[1, 100, 512], 2 x [2, 100, 512]`).
 inline std::string shape_or_dashes(const Graph& g, const std::vector<NodeId>& ids, bool all = false) {
   if (ids.empty()) return "--";
-  if (!all || ids.size() == 1) return to_string(g.shape(ids.front()));
-  // Every shape, equal ones merged in order of first appearance.
-  std::vector<std::pair<std::string, std::size_t>> groups;
-  for (NodeId id : ids) {
-    std::string s = to_string(g.shape(id));
-    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& e) { return e.first == s; });
-    if (it == groups.end()) groups.emplace_back(std::move(s), 1);
-    else ++it->second;
-  }
-  std::string out;
-  for (const auto& [shape, count] : groups) {
-    if (!out.empty()) out += ", ";
-    if (count > 1) out.append(std::to_string(count)).append(" x ");
-    out += shape;
-  }
-  return out;
+  if (!all) return to_string(g.shape(ids.front()));
+  return shapes_repr(g, ids, ShapeStyle::list);
+}
+
+/// A row's label as `row_settings` say: `Conv2d (conv1): 1-1`, with ` (failed)` for a call that
+/// threw; the layer column is as wide as the longest one.
+inline std::string row_label(const Graph& g, NodeId call, const SummaryOptions& options) {
+  const ModuleInfo& m = g.module_of(call);
+  const Graph::Node& n = g.node(call);
+  std::string label = m.class_name;
+  if (has(options.row_settings, SummaryRowSetting::var_names) && !m.name.empty())
+    label += " (" + m.name + ")";
+  if (has(options.row_settings, SummaryRowSetting::depth) && n.depth > 0)
+    label += ": " + depth_index_label(g, call);
+  if (n.failed) label += " (failed)";
+  return label;
 }
 
 }  // namespace detail::summary_impl
@@ -464,7 +194,7 @@ inline SummaryTable summarize(const Trace& trace, const SummaryOptions& options 
   t.param_bytes = trace.total_params * 4;
   if (trace.root.valid() && g.node(trace.root).kind == NodeKind::module)
     for (NodeId in : g.call(trace.root).inputs)
-      t.input_bytes += si::numel(g.shape(in)) * si::element_size(g.tensor(in).dtype) + 56;
+      t.input_bytes += detail::numel(g.shape(in)) * si::element_size(g.tensor(in).dtype) + 56;
 
   // A leaf call with calls inside (submodules inferred from its ops' parameters) is shown like a
   // composite, its submodules carrying their own numbers as torchinfo's hooks would see them;
@@ -479,15 +209,15 @@ inline SummaryTable summarize(const Trace& trace, const SummaryOptions& options 
     const auto& outs = g.call(c.id).outputs;
     if (outs.empty()) continue;
     const Shape out = g.shape(outs.front());
-    c.macs = si::mult_adds(*c.module, out, c.own_macs);
+    c.macs = module_mult_adds(*c.module, out, c.own_macs);
     t.total_mult_adds += c.macs;
     if (c.leaf && c.module->param_count > 0)
-      t.forward_backward_bytes += 2 * si::numel(out) * si::element_size(g.tensor(outs.front()).dtype);
+      t.forward_backward_bytes += 2 * detail::numel(out) * si::element_size(g.tensor(outs.front()).dtype);
     for (std::size_t k = static_cast<std::size_t>(&c - calls.data());
          k != std::numeric_limits<std::size_t>::max(); k = calls[k].parent)
       calls[k].subtree_macs += c.macs;
   }
-  t.functional_mult_adds = si::functional_mult_adds(g);
+  t.functional_mult_adds = functional_mult_adds(g);
 
   // torchinfo's leftover_params: a call's parameters less those its descendants show (a
   // leaf all of its own, a composite its leftover; reused calls nothing). Bottom-up: a
@@ -503,8 +233,6 @@ inline SummaryTable summarize(const Trace& trace, const SummaryOptions& options 
     shown_below[c.parent] += shown;
   }
 
-  const bool show_depth = si::has(options.row_settings, SummaryRowSetting::depth);
-  const bool show_var = si::has(options.row_settings, SummaryRowSetting::var_names);
   for (const si::Call& c : calls) {
     if (c.depth > options.depth) continue;
     const ModuleInfo& m = *c.module;
@@ -512,11 +240,7 @@ inline SummaryTable summarize(const Trace& trace, const SummaryOptions& options 
     SummaryRow row;
     row.call = c.id;
     row.depth = c.depth;
-    row.label = m.class_name;
-    if (show_var && !m.name.empty()) row.label += " (" + m.name + ")";
-    if (show_depth && c.depth > 0)
-      row.label += ": " + std::to_string(c.depth) + "-" + std::to_string(cd.depth_index);
-    if (c.failed) row.label += " (failed)";
+    row.label = si::row_label(g, c.id, options);
     const bool full = c.leaf || c.depth == options.depth;
     const std::uint64_t shown =
         full ? m.param_count : static_cast<std::uint64_t>(std::max<std::int64_t>(c.leftover, 0));
@@ -528,8 +252,8 @@ inline SummaryTable summarize(const Trace& trace, const SummaryOptions& options 
         case SummaryColumn::num_params:
           if (c.recursive) cell = "(recursive)";
           else if (m.param_count == 0 || shown == 0) cell = "--";
-          else if (full && m.trainable_count == 0) cell = "(" + si::with_commas(shown) + ")";
-          else cell = si::with_commas(shown);
+          else if (full && m.trainable_count == 0) cell = "(" + detail::with_thousands(shown) + ")";
+          else cell = detail::with_thousands(shown);
           break;
         case SummaryColumn::params_percent:
           if (c.recursive) {
@@ -543,20 +267,12 @@ inline SummaryTable summarize(const Trace& trace, const SummaryOptions& options 
             cell = buf;
           }
           break;
-        case SummaryColumn::kernel_size: {
-          const auto k = si::attribute(m, "kernel_size");
-          cell = k.empty() ? std::string("--") : std::string(k);
-          break;
-        }
-        case SummaryColumn::groups: {
-          const auto k = si::attribute(m, "groups");
-          cell = k.empty() ? std::string("--") : std::string(k);
-          break;
-        }
+        case SummaryColumn::kernel_size: cell = si::attribute_cell(m, "kernel_size"); break;
+        case SummaryColumn::groups: cell = si::attribute_cell(m, "groups"); break;
         case SummaryColumn::mult_adds: {
           const std::uint64_t v =
               c.leaf ? c.macs : (c.depth == options.depth ? c.subtree_macs : (c.own_macs ? c.macs : 0));
-          cell = v == 0 ? std::string("--") : si::with_commas(v);
+          cell = v == 0 ? std::string("--") : detail::with_thousands(v);
           break;
         }
         case SummaryColumn::trainable:
@@ -598,13 +314,7 @@ inline std::string summary(const Trace& trace, const SummaryOptions& options = {
       const NodeId id{i};
       const Graph::Node& n = g.node(id);
       if (n.kind != NodeKind::module) continue;
-      const ModuleInfo& m = g.module_of(id);
-      std::size_t len = si::width(m.class_name);
-      if (show_var && !m.name.empty()) len += si::width(m.name) + 3;
-      if (show_depth && n.depth > 0)
-        len += 2 + std::to_string(n.depth).size() + 1 + std::to_string(g.call(id).depth_index).size();
-      if (n.failed) len += 9;
-      longest = std::max(longest, len + std::size_t{n.depth} * 5 + 1);
+      longest = std::max(longest, si::width(si::row_label(g, id, options)) + std::size_t{n.depth} * 5 + 1);
     }
     if (longest >= name_width) name_width = (longest + 4) / 5 * 5;
   }
@@ -661,16 +371,16 @@ inline std::string summary(const Trace& trace, const SummaryOptions& options = {
         } else if (options.columns[c] == SummaryColumn::num_params) {
           // torchinfo draws these with box characters even when `ascii_only`.
           cells[c] = (i + 1 == params.size() ? "\u2514\u2500" : "\u251c\u2500") +
-                     si::with_commas(p.numel);
+                     detail::with_thousands(p.numel);
         }
       }
       row(si::start_str(r.depth + 1, options.ascii_only) + p.name, cells);
     }
   }
   out += divider + '\n';
-  out += "Total params: " + si::with_commas(t.total_params) + '\n';
-  out += "Trainable params: " + si::with_commas(t.trainable_params) + '\n';
-  out += "Non-trainable params: " + si::with_commas(t.total_params - t.trainable_params) + '\n';
+  out += "Total params: " + detail::with_thousands(t.total_params) + '\n';
+  out += "Trainable params: " + detail::with_thousands(t.trainable_params) + '\n';
+  out += "Non-trainable params: " + detail::with_thousands(t.total_params - t.trainable_params) + '\n';
   out += "Total mult-adds" + si::format_number(t.total_mult_adds, false) + '\n';
   if (options.functional_mult_adds)
     out += "Functional mult-adds" + si::format_number(t.functional_mult_adds, false) + '\n';

@@ -1,0 +1,172 @@
+#pragma once
+/// The render layer's shared vocabulary (no libtorch): what a drawn node says (title lines,
+/// tensor roles), shape lists, and the house colours of each node kind.
+
+#include <recorder/detail/text.hpp>
+#include <recorder/graph/graph.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace recorder {
+
+namespace detail {
+
+/// The house colours of one node kind, as the DOT backend names them (X11) and as CSS does.
+struct KindColors {
+  std::string_view x11;  ///< "darkseagreen1"
+  std::string_view hex;  ///< "#c1ffc1", the same colour
+};
+
+/// The house look, indexed by `NodeKind`: tensors light yellow, constants and parameters grey,
+/// functions blue, modules green.
+inline constexpr std::array<KindColors, node_kind_count> house_palette = {{
+    {"lightyellow", "#ffffe0"},    // input
+    {"lightyellow", "#ffffe0"},    // output
+    {"lightyellow", "#ffffe0"},    // tensor
+    {"gray90", "#e5e5e5"},         // constant
+    {"gray90", "#e5e5e5"},         // parameter
+    {"aliceblue", "#f0f8ff"},      // function
+    {"darkseagreen1", "#c1ffc1"},  // module
+}};
+
+/// The house colours of node kind `k`.
+constexpr const KindColors& house_colors(NodeKind k) noexcept {
+  return house_palette[static_cast<std::size_t>(k)];
+}
+
+/// What a picture calls a tensor of kind `k`: `input-tensor`, `hidden-tensor` (an intermediate
+/// one), `constant-tensor`, ...; empty for the op kinds.
+constexpr std::string_view tensor_role(NodeKind k) noexcept {
+  switch (k) {
+    case NodeKind::input: return "input-tensor";
+    case NodeKind::output: return "output-tensor";
+    case NodeKind::tensor: return "hidden-tensor";
+    case NodeKind::constant: return "constant-tensor";
+    case NodeKind::parameter: return "parameter-tensor";
+    case NodeKind::function:
+    case NodeKind::module: break;
+  }
+  return {};
+}
+
+/// What a picture says a node is, one unescaped line per item: a module call's class, then its
+/// registered name when it differs, with ` (call 2/3)` for a reused module or ` (4 calls)` for
+/// a node `rolled` from several calls; an op's name (`add_` when in place, ` (4 calls)` when
+/// rolled); a tensor's role (`input-tensor`, `hidden-tensor`, ...) and name. With
+/// `mark_inferred`, a call inferred from parameters (`Graph::Node::inferred`) ends in
+/// ` (inferred)` (DOT says so; Mermaid and the JSON view do not).
+inline std::vector<std::string> title_lines(const Graph& g, NodeId id, std::uint32_t rolled = 1,
+                                            bool mark_inferred = false) {
+  const Graph::Node& n = g.node(id);
+  const std::string times = rolled > 1 ? " (" + std::to_string(rolled) + " calls)" : "";
+  switch (n.kind) {
+    case NodeKind::function:
+      return {std::string(g.function(id).op) + (n.inplace ? "_" : "") + times};
+    case NodeKind::module: {
+      const ModuleInfo& m = g.module_of(id);
+      std::vector<std::string> out{m.class_name};
+      std::string suffix = times;
+      if (rolled <= 1 && m.calls > 1)
+        suffix = " (call " + std::to_string(g.call(id).call_index + 1) + "/" +
+                 std::to_string(m.calls) + ")";
+      if (mark_inferred && n.inferred) suffix += " (inferred)";
+      if (!m.name.empty() && m.name != m.class_name)
+        out.push_back(m.name + suffix);
+      else
+        out.back() += suffix;
+      return out;
+    }
+    default: {
+      std::vector<std::string> out{std::string(tensor_role(n.kind))};
+      const std::string_view name = g.tensor(id).name;
+      if (!name.empty()) out.emplace_back(name);
+      return out;
+    }
+  }
+}
+
+/// What a drawn node says after its `title_lines`: `depth:N`, then `failed` for a module call
+/// that did not complete.
+inline std::vector<std::string> status_lines(const Graph& g, NodeId id) {
+  const Graph::Node& n = g.node(id);
+  std::vector<std::string> out{"depth:" + std::to_string(n.depth)};
+  if (n.failed) out.emplace_back("failed");
+  return out;
+}
+
+/// How a shape is written: as Python prints a tuple (`(1, 128)`, `(5,)`, `()`: torchview) or
+/// as a list (`[1, 128]`: torchinfo, `to_string(Shape)`).
+enum class ShapeStyle : std::uint8_t { tuple, list };
+
+/// Appends `shape` in `style`.
+inline void append_shape(std::string& out, Shape shape, ShapeStyle style = ShapeStyle::tuple) {
+  if (style == ShapeStyle::list) {
+    out += to_string(shape);
+    return;
+  }
+  out += '(';
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (i > 0) out += ", ";
+    append_int(out, shape[i]);
+  }
+  if (shape.size() == 1) out += ',';
+  out += ')';
+}
+
+/// A shape as Python prints a tuple: `(1, 128)`, `(5,)`, `()`.
+inline std::string shape_repr(Shape shape) {
+  std::string out;
+  append_shape(out, shape);
+  return out;
+}
+
+/// Appends the shapes of `tensors` in `style`, equal ones merged in order of first appearance
+/// as torchview does: `2 x (1, 64), (1, 32)`; `-` when there are none.
+inline void append_shapes(std::string& out, const Graph& g, const std::vector<NodeId>& tensors,
+                          ShapeStyle style = ShapeStyle::tuple) {
+  if (tensors.empty()) {
+    out += '-';
+    return;
+  }
+  // Groups in order of first appearance; models have a handful of tensors per op.
+  std::vector<std::pair<Shape, std::size_t>> groups;
+  groups.reserve(tensors.size());
+  for (NodeId t : tensors) {
+    const Shape shape = g.shape(t);
+    const auto same = [&](const auto& group) {
+      return std::equal(group.first.begin(), group.first.end(), shape.begin(), shape.end());
+    };
+    if (const auto it = std::find_if(groups.begin(), groups.end(), same); it != groups.end())
+      ++it->second;
+    else
+      groups.emplace_back(shape, 1);
+  }
+  bool first = true;
+  for (const auto& [shape, count] : groups) {
+    if (!first) out += ", ";
+    first = false;
+    if (count > 1) {
+      append_int(out, count);
+      out += " x ";
+    }
+    append_shape(out, shape, style);
+  }
+}
+
+/// The shapes of `tensors` as `append_shapes` writes them.
+inline std::string shapes_repr(const Graph& g, const std::vector<NodeId>& tensors,
+                               ShapeStyle style = ShapeStyle::tuple) {
+  std::string out;
+  append_shapes(out, g, tensors, style);
+  return out;
+}
+
+}  // namespace detail
+}  // namespace recorder
