@@ -219,8 +219,10 @@ RecorderTensor<P>& invoke_inplace(std::string_view op, RecorderTensor<P>& self, 
 /// found by ADL (`relu(x)`, `matmul(a, b)`), operators, and in-place methods (`x.add_(y)`).
 /// Operands may mix `RecorderTensor`s, plain tensors (recorded as constants or parameters) and
 /// scalars. With `record::Off` every op compiles to the plain libtorch call.
-template <recording_policy P>
+template <class P>  // any P, checked below: a misuse names the missing part of recording_policy
 class RecorderTensor {
+  static_assert(check_recording_policy<P>());
+
  public:
   using policy_type = P;
   using Arg = detail::TensorArg<P>;

@@ -121,7 +121,8 @@ template <class R, class T>
 consteval bool check_reduction() {
   if constexpr (!tagged_reduction<R>) {
     static_assert(tagged_reduction<R>,
-                  "recorder: not a reduction policy: add `using reduction_policy_tag = void;` to it");
+                  "recorder: not a reduction policy: add `using reduction_policy_tag = void;` to it "
+                  "(or use a shipped one such as recorder::reduce::Mean, or recorder::reduce::custom(f))");
   } else if constexpr (!described_reduction<R>) {
     static_assert(described_reduction<R>,
                   "recorder: a reduction needs `static constexpr std::string_view name = \"...\";` and "
