@@ -142,7 +142,11 @@ auto wrap(Session* s, NodeId fn, Out&& out) {
       }
       return RecorderTensor<P>(adopt, std::forward<decltype(t)>(t), ref_t<P>{});
     } else {
-      static_assert(always_false<T>, "recorder: a traced op returned a non-tensor leaf");
+      static_assert(always_false<T>,
+                    "recorder: a traced op returned a non-tensor leaf (a number, a string, ...): "
+                    "recorder::op(name, f, args...) records callables that return tensors, or "
+                    "tuples and vectors of them. For a value that is not a tensor, call f outside "
+                    "the trace on plain tensors (`f(x.tensor())`), or return it as a tensor");
     }
   };
   return map_leaves(std::forward<Out>(out), one);
