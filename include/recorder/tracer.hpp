@@ -98,7 +98,7 @@ torch::nn::Module& module_of_holder(H& h) {
 /// throws a `TraceError` naming the op and module, carrying the partial trace.
 template <class... Ps>  // recording policies, checked below: a misuse names the missing part
 class Tracer {
-  static_assert((check_recording_policy<Ps>() & ...));
+  static_assert((true & ... & check_recording_policy<Ps>()));
 
  public:
   using policy_type = record::combine_t<Ps...>;

@@ -63,9 +63,9 @@ namespace recorder::reduce {
 /// - `std::size_t bytes(const T& x)`: the memory a kept copy takes (`reduce::KeepAll`'s cap).
 ///
 /// **Optional hooks** — none within a part. A type may implement only some parts: one with
-/// the elementwise part alone works with `Sum` and `Mean`, and `check_reduction<Moments, T>()`
-/// then names the moment part it lacks. `reducible<T>` is the conjunction of all three: what
-/// every shipped reduction accepts.
+/// the elementwise part alone works with `Sum`, `Mean`, `Last`, `MinMax` and `KeepAll`, and
+/// `check_reduction<Moments, T>()` then names the moment part it lacks. `reducible<T>` is the
+/// conjunction of all three: what every shipped reduction accepts.
 ///
 /// **Laws** — no operation modifies its `const` arguments; an operation that throws (a shape
 /// mismatch) leaves its accumulators as they were; results never alias their inputs.
