@@ -3,7 +3,8 @@
 #   recorder_strict_warnings(<target>)
 #   recorder_sanitize(<target>)
 #   recorder_add_test(<name> SOURCES <file>... [TORCH] [LABELS <label>...] [WILL_FAIL])
-#   recorder_add_compile_fail_test(<name> SOURCE <file> EXPECT <regex> [TORCH] [LABELS <label>...])
+#   recorder_add_compile_fail_test(<name> SOURCE <file> [EXPECT <regex>] [TORCH] [WILL_FAIL]
+#                                  [LABELS <label>...])
 #
 # Tests use Boost.Test, dynamically linked (BOOST_TEST_DYN_LINK is defined for you: do not
 # define it again). Exactly one source of each test executable defines BOOST_TEST_MODULE
@@ -97,26 +98,47 @@ endfunction()
 # A source that must NOT compile, with a compiling twin.
 #
 # The test builds target <name> (an object library outside ALL) and passes iff the build fails
-# and its output matches EXPECT (a CMake regex, matched against the compiler's output in the C
-# locale). The twin <name>_twin is the same source compiled with RECORDER_COMPILE_FAIL_TWIN
-# defined; it is part of ALL, so it must compile (without warnings).
+# and its output matches the expected regex (a CMake regex, matched against the compiler's
+# output in the C locale). The twin <name>_twin is the same source compiled with
+# RECORDER_COMPILE_FAIL_TWIN defined; it is part of ALL, so it must compile (without warnings).
 #
-#   recorder_add_compile_fail_test(tensor_inherits_no_relu
-#     SOURCE tensor_inherits_no_relu.cpp EXPECT "no matching function for call to .*relu" TORCH)
+# The regex is the source's first line, `// EXPECT: <regex>`, next to the code that must fail
+# (as stdexec keeps its expected diagnostics), or EXPECT <regex> here. Expect the library's own
+# words (its static_assert messages), not one compiler's: only language-level misuse, where
+# recorder has no words of its own, expects GCC's and carries the label `gcc`.
+#
+#   recorder_add_compile_fail_test(compile_fail_tracer_not_a_policy
+#     SOURCE tracer_not_a_policy.cpp TORCH)
 #
 # with, in the source:
+#   // EXPECT: recorder: not a recording policy: add `using recording_policy_tag = void;`
 #   #ifdef RECORDER_COMPILE_FAIL_TWIN
-#     auto y = relu(x.tensor());   // the right way: compiles
+#   using T = recorder::Tracer<recorder::record::Structure>;   // the right way: compiles
 #   #else
-#     auto y = torch::relu(x);     // the misuse: must not compile
+#   using T = recorder::Tracer<int>;                           // the misuse: must not compile
 #   #endif
+#
+# Without TORCH the case links recorder::core, is labelled `fast` and runs in the torch-free
+# sanitizer stage too. WILL_FAIL inverts the result: only for the harness's own sanity check
+# (a valid source registered as failing must make the harness report a failure).
 function(recorder_add_compile_fail_test name)
-  cmake_parse_arguments(PARSE_ARGV 1 arg "TORCH" "SOURCE;EXPECT" "LABELS")
+  cmake_parse_arguments(PARSE_ARGV 1 arg "TORCH;WILL_FAIL" "SOURCE;EXPECT" "LABELS")
   if(arg_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "recorder_add_compile_fail_test(${name}): unexpected arguments: ${arg_UNPARSED_ARGUMENTS}")
   endif()
-  if(NOT arg_SOURCE OR arg_EXPECT STREQUAL "")
-    message(FATAL_ERROR "recorder_add_compile_fail_test(${name}): SOURCE and EXPECT are required")
+  if(NOT arg_SOURCE)
+    message(FATAL_ERROR "recorder_add_compile_fail_test(${name}): SOURCE is required")
+  endif()
+  set(expect "${arg_EXPECT}")
+  if(expect STREQUAL "")
+    get_filename_component(source_path "${arg_SOURCE}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+    file(READ "${source_path}" head LIMIT 4096)
+    if(head MATCHES "^// EXPECT: ([^\n]+)")
+      set(expect "${CMAKE_MATCH_1}")
+    else()
+      message(FATAL_ERROR "recorder_add_compile_fail_test(${name}): give EXPECT <regex>, or start "
+                          "${arg_SOURCE} with the line `// EXPECT: <regex>`")
+    endif()
   endif()
   _recorder_test_library(lib "${arg_TORCH}")
   if(NOT lib)
@@ -137,7 +159,7 @@ function(recorder_add_compile_fail_test name)
 
   # The regex goes through a file, so no character of it needs escaping on a command line.
   set(expect_file "${CMAKE_CURRENT_BINARY_DIR}/${name}.expect")
-  file(WRITE "${expect_file}" "${arg_EXPECT}")
+  file(WRITE "${expect_file}" "${expect}")
   add_test(NAME ${name}
     COMMAND "${CMAKE_COMMAND}"
       "-DBUILD_DIR=${CMAKE_BINARY_DIR}" "-DTARGET=${name}" "-DCONFIG=$<CONFIG>"
@@ -153,4 +175,7 @@ function(recorder_add_compile_fail_test name)
   set_tests_properties(${name} PROPERTIES
     LABELS "${labels}"
     RESOURCE_LOCK recorder_build_tree)
+  if(arg_WILL_FAIL)
+    set_tests_properties(${name} PROPERTIES WILL_FAIL TRUE)
+  endif()
 endfunction()

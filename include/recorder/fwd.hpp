@@ -7,7 +7,7 @@
 
 namespace recorder {
 
-template <recording_policy P>
+template <class P>  // a recording_policy, checked in its definition (check_recording_policy)
 class RecorderTensor;
 
 struct Trace;

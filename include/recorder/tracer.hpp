@@ -96,8 +96,10 @@ torch::nn::Module& module_of_holder(H& h) {
 /// holder `recorder::Module<H>` accepts), or a TorchScript model (`torch::jit::load`). With
 /// `record::Off` nothing is recorded and the trace is empty. When the forward throws, `run`
 /// throws a `TraceError` naming the op and module, carrying the partial trace.
-template <recording_policy... Ps>
+template <class... Ps>  // recording policies, checked below: a misuse names the missing part
 class Tracer {
+  static_assert((true & ... & check_recording_policy<Ps>()));
+
  public:
   using policy_type = record::combine_t<Ps...>;
   using tensor_type = RecorderTensor<policy_type>;

@@ -1,3 +1,4 @@
+// EXPECT: recorder: not a reduction policy: add `using reduction_policy_tag = void;` to it
 /// A recording policy's reduction slot takes reductions over at::Tensor only.
 #include <recorder/capture/activations.hpp>
 

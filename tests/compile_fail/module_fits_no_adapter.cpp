@@ -1,3 +1,4 @@
+// EXPECT: recorder::Module<H>: H fits no adapter
 /// A module whose forward takes neither RecorderTensors nor torch::Tensors fits no adapter:
 /// calling it through recorder::Module with a RecorderTensor names the failed requirements.
 #include <recorder/adapters/module.hpp>

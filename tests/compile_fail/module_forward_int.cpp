@@ -1,3 +1,4 @@
+// EXPECT: recorder::Module<H>: H fits no adapter
 /// A module with a non-template `forward(int)` fits no adapter either.
 #include <recorder/adapters/module.hpp>
 #include <recorder/tensor/recorder_tensor.hpp>

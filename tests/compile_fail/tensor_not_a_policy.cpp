@@ -1,3 +1,4 @@
+// EXPECT: recorder: not a recording policy: add `using recording_policy_tag = void;` to it
 /// RecorderTensor's policy slot takes recording policies only: a struct that has
 /// `records_graph` but no `recording_policy_tag` has not opted in.
 #include <recorder/tensor/recorder_tensor.hpp>

@@ -1,3 +1,4 @@
+// EXPECT: recorder: not a recording policy: add `using recording_policy_tag = void;` to it
 /// Tracer's policy slot takes recording policies only.
 #include <recorder/tracer.hpp>
 

@@ -72,6 +72,11 @@ static_assert(!recording_policy<TagOnly>);
 static_assert(recorder::tagged_recording_policy<TagOnly>);
 static_assert(!recorder::declares_records_graph<TagOnly>);
 static_assert(!recording_policy<NotBool>);
+// The checker Tracer and RecorderTensor call: true for every model (what it says for a type
+// that is not one: tests/compile_fail/recording_policy_*.cpp, tracer_not_a_policy.cpp, ...).
+static_assert(recorder::check_recording_policy<record::Structure>() && recorder::check_recording_policy<record::Off>() &&
+              recorder::check_recording_policy<record::AtenOps>() && recorder::check_recording_policy<Custom>() &&
+              recorder::check_recording_policy<record::All<record::Structure, record::Off>>());
 
 static_assert(record::Structure::records_graph);
 static_assert(!record::Off::records_graph);

@@ -203,7 +203,11 @@ RecorderTensor<P> walk_sequential(Session& s, torch::nn::SequentialImpl& seq, Re
 template <class P, class H, class... A>
 auto call_module(H& h, A&&... a) {
   if constexpr (sequential_module<H>) {
-    static_assert(sizeof...(A) == 1, "recorder: a torch::nn::Sequential takes one tensor");
+    static_assert(sizeof...(A) == 1,
+                  "recorder: a torch::nn::Sequential takes one tensor (its forward chains one value "
+                  "through its children). For several inputs, write a module whose forward takes "
+                  "them (`template <recorder::tensor_like T> T forward(T a, T b)`) and calls the "
+                  "layers, kept in a recorder::Sequential<H> or recorder::ModuleList<H>");
     if constexpr (P::records_graph) {
       if (Session* s = current_session())
         return walk_sequential<P>(*s, *h, RecorderTensor<P>(std::forward<A>(a)...));

@@ -160,10 +160,8 @@ namespace record {
 /// throw `UnknownLayer` after that forward, listing the nearest layers that ran.
 template <CapturePoint W, class R = reduce::KeepAll>
 class Capture {
-  static_assert(reduce::reduction<R, at::Tensor>,
-                "recorder::record::Capture<W, R>: R is not a reduction over at::Tensor. Use one "
-                "of recorder::reduce::{KeepAll, Last, Sum, Mean, Moments, MinMax, Histogram} or "
-                "recorder::reduce::custom([](at::Tensor acc, const at::Tensor& x) { return acc + x; }).");
+  // R must be a reduction over at::Tensor: the checker names the part it lacks.
+  static_assert(reduce::check_reduction<R, at::Tensor>());
 
  public:
   using recording_policy_tag = void;

@@ -27,10 +27,12 @@ namespace recorder::detail {
 /// The observer reads `at::RecordFunction::inputs()`, whose debug check reads a member that
 /// only exists without NDEBUG, while libtorch itself is built with NDEBUG (Debian 1.13): in a
 /// translation unit without NDEBUG the check reads past the object. So the observer needs NDEBUG.
+/// Internal linkage (not `inline`): it differs between translation units built with and
+/// without NDEBUG, which an inline variable must not (an ODR violation in a mixed build).
 #ifdef NDEBUG
-inline constexpr bool observer_usable = true;
+static constexpr bool observer_usable = true;
 #else
-inline constexpr bool observer_usable = false;
+static constexpr bool observer_usable = false;
 #endif
 
 /// What the observer knows of one op overload, from its schema.

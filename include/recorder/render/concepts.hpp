@@ -63,11 +63,26 @@ concept has_file_extension = requires {
 ///     os << recorder::visible_graph(t.graph, o).nodes.size() << " nodes\n";
 ///   }
 /// };
-/// static_assert(recorder::render_backend<NodeCount>);
+/// static_assert(recorder::check_render_backend<NodeCount>());
 /// recorder::render<NodeCount>(trace, {.depth = 1});   // prints "13 nodes" for ResNet-18
 /// ```
 template <class B>
 concept render_backend = has_render_function<B> && has_file_extension<B>;
+
+/// `true`, with a `static_assert` per missing part of `render_backend<B>` otherwise, saying what
+/// to add. `render`, `render_to_string` and `render_to_file` call it on their backend:
+/// `static_assert(recorder::check_render_backend<MyBackend>());`
+template <class B>
+consteval bool check_render_backend() {
+  static_assert(has_render_function<B>,
+                "recorder: a render backend needs a `render(const recorder::Trace&, const "
+                "recorder::RenderOptions&, std::ostream&)` callable on a const backend (a static "
+                "function, or a const member function when it has settings)");
+  static_assert(has_file_extension<B>,
+                "recorder: a render backend needs `static constexpr std::string_view extension = "
+                "\".ext\";` (the file extension render_to_file adds, with its leading dot)");
+  return render_backend<B>;
+}
 
 /// The optional hook of `render_backend`: `b.render_to(trace, options, out)` appends the
 /// document to a `std::string`.

@@ -33,11 +33,15 @@ inline std::filesystem::path with_extension(const std::filesystem::path& path,
 
 }  // namespace detail
 
+// The entry points take any `B` and check it with `check_render_backend<B>()`, so a type that
+// is not a backend gets the part it lacks named, not a constraint dump.
+
 /// Writes the picture of `trace` made by `backend` to `os`.
 ///
 /// Example: `recorder::render(trace, {.depth = 2}, std::cout, recorder::backend::Svg{.timeout = 30s});`
-template <render_backend B>
+template <class B>
 void render(const Trace& trace, const RenderOptions& options, std::ostream& os, const B& backend) {
+  static_assert(check_render_backend<B>());
   backend.render(trace, options, os);
   detail::check_stream(os);
 }
@@ -45,16 +49,18 @@ void render(const Trace& trace, const RenderOptions& options, std::ostream& os, 
 /// Writes the picture of `trace` made by backend `B{}` to `os` (standard output by default).
 ///
 /// Example: `recorder::render<recorder::backend::Dot>(trace, {.depth = 2});`
-template <render_backend B>
+template <class B>
 void render(const Trace& trace, const RenderOptions& options = {}, std::ostream& os = std::cout) {
+  static_assert(check_render_backend<B>());
   render(trace, options, os, B{});
 }
 
 /// The picture of `trace` made by `backend` (`B{}` unless given), as a string.
 ///
 /// Example: `std::string json = recorder::render_to_string<recorder::backend::Json>(trace);`
-template <render_backend B>
+template <class B>
 std::string render_to_string(const Trace& trace, const RenderOptions& options = {}, const B& backend = B{}) {
+  static_assert(check_render_backend<B>());
   if constexpr (has_string_render<B>) {
     std::string out;
     backend.render_to(trace, options, out);
@@ -76,9 +82,10 @@ std::string render_to_string(const Trace& trace, const RenderOptions& options = 
 /// file stays untouched and no temporary file is left behind.
 ///
 /// Example: `recorder::render_to_file<recorder::backend::Svg>(trace, {.depth = 1}, "out/net");`
-template <render_backend B>
+template <class B>
 std::filesystem::path render_to_file(const Trace& trace, const RenderOptions& options,
                                      const std::filesystem::path& path, const B& backend = B{}) {
+  static_assert(check_render_backend<B>());
   const std::filesystem::path target = detail::with_extension(path, B::extension);
   detail::check_parent_folder(target);
   const std::string content = render_to_string(trace, options, backend);

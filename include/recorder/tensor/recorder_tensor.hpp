@@ -142,7 +142,11 @@ auto wrap(Session* s, NodeId fn, Out&& out) {
       }
       return RecorderTensor<P>(adopt, std::forward<decltype(t)>(t), ref_t<P>{});
     } else {
-      static_assert(always_false<T>, "recorder: a traced op returned a non-tensor leaf");
+      static_assert(always_false<T>,
+                    "recorder: a traced op returned a non-tensor leaf (a number, a string, ...): "
+                    "recorder::op(name, f, args...) records callables that return tensors, or "
+                    "tuples and vectors of them. For a value that is not a tensor, call f outside "
+                    "the trace on plain tensors (`f(x.tensor())`), or return it as a tensor");
     }
   };
   return map_leaves(std::forward<Out>(out), one);
@@ -219,8 +223,10 @@ RecorderTensor<P>& invoke_inplace(std::string_view op, RecorderTensor<P>& self, 
 /// found by ADL (`relu(x)`, `matmul(a, b)`), operators, and in-place methods (`x.add_(y)`).
 /// Operands may mix `RecorderTensor`s, plain tensors (recorded as constants or parameters) and
 /// scalars. With `record::Off` every op compiles to the plain libtorch call.
-template <recording_policy P>
+template <class P>  // any P, checked below: a misuse names the missing part of recording_policy
 class RecorderTensor {
+  static_assert(check_recording_policy<P>());
+
  public:
   using policy_type = P;
   using Arg = detail::TensorArg<P>;

@@ -13,8 +13,15 @@
 ///   `r.count(s)` (a `std::uint64_t`) how many values the state has seen
 ///   (`reduction_steps`).
 ///
-/// **Optional hooks** — `r.merge(s, other)` folds a state of the same reduction, built from
-/// other values (another process, another data shard), into `s` (`mergeable_reduction`).
+/// **Optional hooks**
+/// - `r.merge(s, other)` folds a state of the same reduction, built from other values (another
+///   process, another data shard), into `s` (`mergeable_reduction`); without it a reduction is
+///   not mergeable;
+/// - `template <class T> static consteval bool R::check_values()`: `true` when `T` has what `R`
+///   needs of it, a `static_assert` naming the missing part otherwise (the shipped reductions
+///   return `check_elementwise_ops<T>()`, `check_moment_ops<T>()` or `check_histogram_ops<T>()`
+///   of `value_ops.hpp`). `check_reduction` calls it when `R::state<T>` is missing; without it
+///   the message is a general one.
 ///
 /// **Laws** (checked for every shipped model by the laws kit in
 /// `tests/policies/reduction_laws.hpp`)
@@ -114,13 +121,20 @@ template <class R, class T>
 consteval bool check_reduction() {
   if constexpr (!tagged_reduction<R>) {
     static_assert(tagged_reduction<R>,
-                  "recorder: not a reduction policy: add `using reduction_policy_tag = void;` to it");
+                  "recorder: not a reduction policy: add `using reduction_policy_tag = void;` to it "
+                  "(or use a shipped one such as recorder::reduce::Mean, or recorder::reduce::custom(f))");
   } else if constexpr (!described_reduction<R>) {
     static_assert(described_reduction<R>,
                   "recorder: a reduction needs `static constexpr std::string_view name = \"...\";` and "
                   "`static constexpr bool constant_memory = ...;`");
   } else if constexpr (!has_reduction_state<R, T>) {
-    static_assert(has_reduction_state<R, T>,
+    // A reduction with the `check_values<T>()` hook names the part of `value_ops<T>` it uses and
+    // `T` lacks; the general message is for the rest.
+    constexpr bool values_ok = [] {
+      if constexpr (requires { R::template check_values<T>(); }) return R::template check_values<T>();
+      else return true;
+    }();
+    static_assert(!values_ok || has_reduction_state<R, T>,
                   "recorder: a reduction needs `template <class T> using state = ...;`, a copyable type "
                   "(is the value type reducible? for at::Tensor include <recorder/tensor/value_ops.hpp>)");
   } else {

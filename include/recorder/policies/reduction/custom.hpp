@@ -30,16 +30,22 @@ struct Custom {
 
   F f;  ///< `(T acc, const T& x) -> T`
 
-  template <reducible T>
+  /// The part of `value_ops<T>` this reduction uses (`check_reduction` names it when missing).
+  template <class T>
+  static consteval bool check_values() {
+    return check_elementwise_ops<T>();
+  }
+
+  template <has_elementwise_ops T>
   using state = CustomState<T>;
 
-  template <reducible T>
+  template <has_elementwise_ops T>
   CustomState<T> init(const T& first) const {
     check_signature<T>();
     return {value_ops<T>::copy(first), 1};
   }
 
-  template <reducible T>
+  template <has_elementwise_ops T>
   void update(CustomState<T>& s, const T& x) const {
     check_signature<T>();
     if constexpr (std::is_invocable_r_v<T, const F&, T, const T&>) {
@@ -49,12 +55,12 @@ struct Custom {
   }
 
   /// A copy of the accumulator.
-  template <reducible T>
+  template <has_elementwise_ops T>
   T result(const CustomState<T>& s) const {
     return value_ops<T>::copy(s.value);
   }
 
-  template <reducible T>
+  template <has_elementwise_ops T>
   std::uint64_t count(const CustomState<T>& s) const {
     return s.count;
   }

@@ -72,36 +72,42 @@ class Histogram {
   double lo() const noexcept { return lo_; }
   double hi() const noexcept { return hi_; }
 
-  template <reducible T>
+  /// The part of `value_ops<T>` this reduction uses (`check_reduction` names it when missing).
+  template <class T>
+  static consteval bool check_values() {
+    return check_histogram_ops<T>();
+  }
+
+  template <has_histogram_ops T>
   using state = HistogramState<T>;
 
-  template <reducible T>
+  template <has_histogram_ops T>
   HistogramState<T> init(const T& first) const {
     HistogramState<T> s{value_ops<T>::histogram_zero(bins_), 0};
     update(s, first);
     return s;
   }
 
-  template <reducible T>
+  template <has_histogram_ops T>
   void update(HistogramState<T>& s, const T& x) const {
     value_ops<T>::histogram_add(s.counts, x, bins_, lo_, hi_);
     ++s.count;
   }
 
   /// A copy of the counts, with the bins they are for.
-  template <reducible T>
+  template <has_histogram_ops T>
   HistogramResult<histogram_t<T>> result(const HistogramState<T>& s) const {
     histogram_t<T> counts = value_ops<T>::histogram_zero(bins_);
     value_ops<T>::histogram_merge(counts, s.counts);
     return {std::move(counts), lo_, hi_, bins_};
   }
 
-  template <reducible T>
+  template <has_histogram_ops T>
   std::uint64_t count(const HistogramState<T>& s) const {
     return s.count;
   }
 
-  template <reducible T>
+  template <has_histogram_ops T>
   void merge(HistogramState<T>& s, const HistogramState<T>& other) const {
     value_ops<T>::histogram_merge(s.counts, other.counts);
     s.count += other.count;

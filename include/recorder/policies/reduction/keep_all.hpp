@@ -57,10 +57,16 @@ struct KeepAll {
 
   std::size_t max_bytes = 0;  ///< 0: no cap
 
-  template <reducible T>
+  /// The part of `value_ops<T>` this reduction uses (`check_reduction` names it when missing).
+  template <class T>
+  static consteval bool check_values() {
+    return check_elementwise_ops<T>();
+  }
+
+  template <has_elementwise_ops T>
   using state = KeepAllState<T>;
 
-  template <reducible T>
+  template <has_elementwise_ops T>
   KeepAllState<T> init(const T& first) const {
     const std::size_t need = value_ops<T>::bytes(first);
     check(0, 0, need);
@@ -70,7 +76,7 @@ struct KeepAll {
     return s;
   }
 
-  template <reducible T>
+  template <has_elementwise_ops T>
   void update(KeepAllState<T>& s, const T& x) const {
     const std::size_t need = value_ops<T>::bytes(x);
     check(s.bytes, s.values.size(), need);
@@ -79,19 +85,19 @@ struct KeepAll {
   }
 
   /// Every value kept, in recording order.
-  template <reducible T>
+  template <has_elementwise_ops T>
   const std::vector<T>& result(const KeepAllState<T>& s) const {
     return s.values;
   }
 
-  template <reducible T>
+  template <has_elementwise_ops T>
   std::uint64_t count(const KeepAllState<T>& s) const {
     return s.values.size();
   }
 
   /// Appends `other`'s values (copies of them) after `s`'s; throws `CapacityExceeded`, leaving
   /// `s` as it was, when they do not all fit under the cap.
-  template <reducible T>
+  template <has_elementwise_ops T>
   void merge(KeepAllState<T>& s, const KeepAllState<T>& other) const {
     check(s.bytes, s.values.size(), other.bytes);
     std::vector<T> values;

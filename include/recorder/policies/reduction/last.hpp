@@ -23,33 +23,39 @@ struct Last {
   static constexpr std::string_view name = "last";
   static constexpr bool constant_memory = true;
 
-  template <reducible T>
+  /// The part of `value_ops<T>` this reduction uses (`check_reduction` names it when missing).
+  template <class T>
+  static consteval bool check_values() {
+    return check_elementwise_ops<T>();
+  }
+
+  template <has_elementwise_ops T>
   using state = LastState<T>;
 
-  template <reducible T>
+  template <has_elementwise_ops T>
   LastState<T> init(const T& first) const {
     return {value_ops<T>::copy(first), 1};
   }
 
-  template <reducible T>
+  template <has_elementwise_ops T>
   void update(LastState<T>& s, const T& x) const {
     value_ops<T>::assign(s.value, x);
     ++s.count;
   }
 
   /// A copy of the latest value.
-  template <reducible T>
+  template <has_elementwise_ops T>
   T result(const LastState<T>& s) const {
     return value_ops<T>::copy(s.value);
   }
 
-  template <reducible T>
+  template <has_elementwise_ops T>
   std::uint64_t count(const LastState<T>& s) const {
     return s.count;
   }
 
   /// Takes `other`'s value when it has seen any; counts add.
-  template <reducible T>
+  template <has_elementwise_ops T>
   void merge(LastState<T>& s, const LastState<T>& other) const {
     if (other.count != 0) value_ops<T>::assign(s.value, other.value);
     s.count += other.count;

@@ -24,32 +24,38 @@ struct Mean {
   static constexpr std::string_view name = "mean";
   static constexpr bool constant_memory = true;
 
-  template <reducible T>
+  /// The part of `value_ops<T>` this reduction uses (`check_reduction` names it when missing).
+  template <class T>
+  static consteval bool check_values() {
+    return check_elementwise_ops<T>();
+  }
+
+  template <has_elementwise_ops T>
   using state = MeanState<T>;
 
-  template <reducible T>
+  template <has_elementwise_ops T>
   MeanState<T> init(const T& first) const {
     return {value_ops<T>::copy(first), 1};
   }
 
-  template <reducible T>
+  template <has_elementwise_ops T>
   void update(MeanState<T>& s, const T& x) const {
     value_ops<T>::add(s.sum, x);
     ++s.count;
   }
 
   /// `sum / count`, a new value (integers truncate; integer tensors give floating ones).
-  template <reducible T>
+  template <has_elementwise_ops T>
   T result(const MeanState<T>& s) const {
     return value_ops<T>::divide(s.sum, static_cast<double>(s.count));
   }
 
-  template <reducible T>
+  template <has_elementwise_ops T>
   std::uint64_t count(const MeanState<T>& s) const {
     return s.count;
   }
 
-  template <reducible T>
+  template <has_elementwise_ops T>
   void merge(MeanState<T>& s, const MeanState<T>& other) const {
     value_ops<T>::add(s.sum, other.sum);
     s.count += other.count;

@@ -38,15 +38,21 @@ struct MinMax {
   static constexpr std::string_view name = "min_max";
   static constexpr bool constant_memory = true;
 
-  template <reducible T>
+  /// The part of `value_ops<T>` this reduction uses (`check_reduction` names it when missing).
+  template <class T>
+  static consteval bool check_values() {
+    return check_elementwise_ops<T>();
+  }
+
+  template <has_elementwise_ops T>
   using state = MinMaxState<T>;
 
-  template <reducible T>
+  template <has_elementwise_ops T>
   MinMaxState<T> init(const T& first) const {
     return {value_ops<T>::copy(first), value_ops<T>::copy(first), 1};
   }
 
-  template <reducible T>
+  template <has_elementwise_ops T>
   void update(MinMaxState<T>& s, const T& x) const {
     value_ops<T>::min_into(s.min, x);
     value_ops<T>::max_into(s.max, x);
@@ -54,17 +60,17 @@ struct MinMax {
   }
 
   /// Copies of the extremes.
-  template <reducible T>
+  template <has_elementwise_ops T>
   MinMaxResult<T> result(const MinMaxState<T>& s) const {
     return {value_ops<T>::copy(s.min), value_ops<T>::copy(s.max)};
   }
 
-  template <reducible T>
+  template <has_elementwise_ops T>
   std::uint64_t count(const MinMaxState<T>& s) const {
     return s.count;
   }
 
-  template <reducible T>
+  template <has_elementwise_ops T>
   void merge(MinMaxState<T>& s, const MinMaxState<T>& other) const {
     value_ops<T>::min_into(s.min, other.min);
     value_ops<T>::max_into(s.max, other.max);

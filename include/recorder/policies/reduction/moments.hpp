@@ -46,34 +46,40 @@ struct Moments {
 
   std::int64_t correction = 1;  ///< as `torch.var`: 1 is Bessel's correction, 0 the population variance
 
-  template <reducible T>
+  /// The part of `value_ops<T>` this reduction uses (`check_reduction` names it when missing).
+  template <class T>
+  static consteval bool check_values() {
+    return check_moment_ops<T>();
+  }
+
+  template <has_moment_ops T>
   using state = MomentsState<T>;
 
-  template <reducible T>
+  template <has_moment_ops T>
   MomentsState<T> init(const T& first) const {
     MomentsState<T> s{value_ops<T>::widen(first), {}, 1};
     s.m2 = value_ops<T>::zero_like(s.mean);
     return s;
   }
 
-  template <reducible T>
+  template <has_moment_ops T>
   void update(MomentsState<T>& s, const T& x) const {
     value_ops<T>::welford_update(s.mean, s.m2, x, s.count + 1);
     ++s.count;
   }
 
   /// The mean (a copy), the variance with `correction`, and the count.
-  template <reducible T>
+  template <has_moment_ops T>
   MomentsResult<wide_t<T>> result(const MomentsState<T>& s) const {
     return {value_ops<wide_t<T>>::copy(s.mean), value_ops<T>::variance(s.m2, s.count, correction), s.count};
   }
 
-  template <reducible T>
+  template <has_moment_ops T>
   std::uint64_t count(const MomentsState<T>& s) const {
     return s.count;
   }
 
-  template <reducible T>
+  template <has_moment_ops T>
   void merge(MomentsState<T>& s, const MomentsState<T>& other) const {
     value_ops<T>::welford_merge(s.mean, s.m2, s.count, other.mean, other.m2, other.count);
     s.count += other.count;

@@ -23,32 +23,38 @@ struct Sum {
   static constexpr std::string_view name = "sum";
   static constexpr bool constant_memory = true;
 
-  template <reducible T>
+  /// The part of `value_ops<T>` this reduction uses (`check_reduction` names it when missing).
+  template <class T>
+  static consteval bool check_values() {
+    return check_elementwise_ops<T>();
+  }
+
+  template <has_elementwise_ops T>
   using state = SumState<T>;
 
-  template <reducible T>
+  template <has_elementwise_ops T>
   SumState<T> init(const T& first) const {
     return {value_ops<T>::copy(first), 1};
   }
 
-  template <reducible T>
+  template <has_elementwise_ops T>
   void update(SumState<T>& s, const T& x) const {
     value_ops<T>::add(s.sum, x);
     ++s.count;
   }
 
   /// A copy of the sum.
-  template <reducible T>
+  template <has_elementwise_ops T>
   T result(const SumState<T>& s) const {
     return value_ops<T>::copy(s.sum);
   }
 
-  template <reducible T>
+  template <has_elementwise_ops T>
   std::uint64_t count(const SumState<T>& s) const {
     return s.count;
   }
 
-  template <reducible T>
+  template <has_elementwise_ops T>
   void merge(SumState<T>& s, const SumState<T>& other) const {
     value_ops<T>::add(s.sum, other.sum);
     s.count += other.count;

@@ -18,7 +18,20 @@ namespace recorder::reduce {
 /// The arithmetic a reduction needs on a recorded value of type `T`, as static members.
 /// Reductions are written once against it, tested on `double`, and used with `at::Tensor`.
 ///
-/// **Requirements** (every specialization; "elementwise" is per element for tensors)
+/// **Requirements** — three named parts, each reduction asking only for the one it uses
+/// ("elementwise" is per element for tensors):
+///
+/// *Elementwise* (`has_elementwise_ops`; `Sum`, `Mean`, `Last`, `MinMax`, `KeepAll`, `custom`):
+/// `copy`, `assign`, `add`, `min_into`, `max_into`, `divide`, `bytes` below (`custom` also
+/// calls `apply`).
+///
+/// *Moments* (`has_moment_ops`; `Moments`): `wide_type`, `widen`, `zero_like`,
+/// `welford_update`, `welford_merge`, `variance`, and `value_ops<wide_type>::copy`.
+///
+/// *Histograms* (`has_histogram_ops`; `Histogram`): `histogram_type`, `histogram_zero`,
+/// `histogram_add`, `histogram_merge`.
+///
+/// The members:
 /// - `wide_type`: the accumulator of running moments (`double`; a double `at::Tensor`); it is
 ///   itself a value with `value_ops` (so `value_ops<wide_type>::copy` exists);
 /// - `histogram_type`: bin counts (`std::vector<std::uint64_t>`; an int64 `at::Tensor`);
@@ -49,13 +62,15 @@ namespace recorder::reduce {
 ///   values that build no autograd graph, the new `acc` independent of `x` (`reduce::custom`);
 /// - `std::size_t bytes(const T& x)`: the memory a kept copy takes (`reduce::KeepAll`'s cap).
 ///
-/// **Optional hooks** — none: `reducible<T>` asks for every member, so each reduction
-/// accepts each reducible type.
+/// **Optional hooks** — none within a part. A type may implement only some parts: one with
+/// the elementwise part alone works with `Sum`, `Mean`, `Last`, `MinMax` and `KeepAll`, and
+/// `check_reduction<Moments, T>()` then names the moment part it lacks. `reducible<T>` is the
+/// conjunction of all three: what every shipped reduction accepts.
 ///
 /// **Laws** — no operation modifies its `const` arguments; an operation that throws (a shape
 /// mismatch) leaves its accumulators as they were; results never alias their inputs.
 ///
-/// **Models shipped** — every arithmetic type (here), and `at::Tensor` in
+/// **Models shipped** (all three parts) — every arithmetic type (here), and `at::Tensor` in
 /// `<recorder/tensor/value_ops.hpp>` (include it to reduce tensors).
 ///
 /// **Example**
@@ -178,7 +193,8 @@ concept has_value_ops = requires {
   typename value_ops<T>::histogram_type;
 };
 
-/// Part of `reducible`: copying, assigning, combining and sizing values of `T`.
+/// Part of `reducible`, what `Sum`, `Mean`, `Last`, `MinMax`, `KeepAll` and `custom` use:
+/// copying, assigning, combining and sizing values of `T`.
 template <class T>
 concept has_elementwise_ops = requires(T& acc, const T& x, double n) {
   { value_ops<T>::copy(x) } -> std::same_as<T>;
@@ -190,9 +206,9 @@ concept has_elementwise_ops = requires(T& acc, const T& x, double n) {
   { value_ops<T>::bytes(x) } -> std::same_as<std::size_t>;
 };
 
-/// Part of `reducible`: running moments in `wide_type`.
+/// Part of `reducible`, what `Moments` uses: running moments in `wide_type`.
 template <class T>
-concept has_moment_ops = has_value_ops<T> &&
+concept has_moment_ops = requires { typename value_ops<T>::wide_type; } &&
     requires(const T& x, wide_t<T>& w, const wide_t<T>& cw, std::uint64_t n, std::int64_t c) {
       { value_ops<T>::widen(x) } -> std::same_as<wide_t<T>>;
       { value_ops<T>::zero_like(cw) } -> std::same_as<wide_t<T>>;
@@ -202,19 +218,55 @@ concept has_moment_ops = has_value_ops<T> &&
       { value_ops<wide_t<T>>::copy(cw) } -> std::same_as<wide_t<T>>;
     };
 
-/// Part of `reducible`: histograms in `histogram_type`.
+/// Part of `reducible`, what `Histogram` uses: histograms in `histogram_type`.
 template <class T>
-concept has_histogram_ops = has_value_ops<T> &&
+concept has_histogram_ops = requires { typename value_ops<T>::histogram_type; } &&
     requires(const T& x, histogram_t<T>& h, const histogram_t<T>& ch, std::size_t bins, double lo) {
       { value_ops<T>::histogram_zero(bins) } -> std::same_as<histogram_t<T>>;
       value_ops<T>::histogram_add(h, x, bins, lo, lo);
       value_ops<T>::histogram_merge(h, ch);
     };
 
-/// A value type the shipped reductions accept: one with a complete `value_ops<T>`.
-/// For `at::Tensor`, include `<recorder/tensor/value_ops.hpp>`.
+/// A value type every shipped reduction accepts: one with all three parts of `value_ops<T>`.
+/// A reduction asks only for the part it uses (`has_elementwise_ops`, `has_moment_ops`,
+/// `has_histogram_ops`). For `at::Tensor`, include `<recorder/tensor/value_ops.hpp>`.
 template <class T>
 concept reducible = std::copyable<T> && has_value_ops<T> && has_elementwise_ops<T> && has_moment_ops<T> &&
                     has_histogram_ops<T>;
+
+/// `true` when `T` has the elementwise part of `value_ops`, a `static_assert` saying what to
+/// add otherwise. The shipped reductions' `check_values<T>()` hooks call these checkers, so
+/// `check_reduction<R, T>()` names the part a value type lacks.
+template <class T>
+consteval bool check_elementwise_ops() {
+  static_assert(has_elementwise_ops<T>,
+                "recorder: this reduction needs the elementwise part of recorder::reduce::value_ops<T> "
+                "(has_elementwise_ops): specialize value_ops<T> with static copy, assign, add, divide, "
+                "min_into, max_into and bytes (for at::Tensor include <recorder/tensor/value_ops.hpp>)");
+  return has_elementwise_ops<T>;
+}
+
+/// `true` when `T` has the moment part of `value_ops`, a `static_assert` saying what to add
+/// otherwise.
+template <class T>
+consteval bool check_moment_ops() {
+  static_assert(has_moment_ops<T>,
+                "recorder: this reduction needs the moment part of recorder::reduce::value_ops<T> "
+                "(has_moment_ops): add `using wide_type = ...;` and static widen, zero_like, "
+                "welford_update, welford_merge and variance to value_ops<T>, or use a reduction "
+                "that needs only has_elementwise_ops (Sum, Mean)");
+  return has_moment_ops<T>;
+}
+
+/// `true` when `T` has the histogram part of `value_ops`, a `static_assert` saying what to add
+/// otherwise.
+template <class T>
+consteval bool check_histogram_ops() {
+  static_assert(has_histogram_ops<T>,
+                "recorder: this reduction needs the histogram part of recorder::reduce::value_ops<T> "
+                "(has_histogram_ops): add `using histogram_type = ...;` and static histogram_zero, "
+                "histogram_add and histogram_merge to value_ops<T>");
+  return has_histogram_ops<T>;
+}
 
 }  // namespace recorder::reduce

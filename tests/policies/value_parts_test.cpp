@@ -1,0 +1,87 @@
+// A reduction asks a value type only for the part of `reduce::value_ops` it uses: a type with
+// the elementwise part alone works with Sum, Mean, Last, MinMax and KeepAll, and is refused by
+// Moments and Histogram (tests/compile_fail/moments_needs_moment_ops.cpp: with the library's
+// message naming the missing part).
+#include <boost/test/unit_test.hpp>
+
+#include <recorder/policies/reduction.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace {
+
+/// A user's value type: a length in metres, with elementwise arithmetic only (no moments, no
+/// histograms).
+struct Metres {
+  double v = 0;
+  friend bool operator==(const Metres&, const Metres&) = default;
+};
+
+}  // namespace
+
+template <>
+struct recorder::reduce::value_ops<Metres> {
+  static Metres copy(const Metres& x) { return x; }
+  static void assign(Metres& acc, const Metres& x) { acc = x; }
+  static void add(Metres& acc, const Metres& x) { acc.v += x.v; }
+  static Metres divide(const Metres& acc, double n) { return {acc.v / n}; }
+  static void min_into(Metres& acc, const Metres& x) {
+    if (x.v < acc.v) acc = x;
+  }
+  static void max_into(Metres& acc, const Metres& x) {
+    if (x.v > acc.v) acc = x;
+  }
+  static std::size_t bytes(const Metres&) { return sizeof(Metres); }
+};
+
+namespace reduce = recorder::reduce;
+
+static_assert(reduce::has_elementwise_ops<Metres>);
+static_assert(!reduce::has_moment_ops<Metres> && !reduce::has_histogram_ops<Metres>);
+static_assert(!reduce::reducible<Metres>);  // the conjunction of all three parts
+static_assert(reduce::check_reduction<reduce::Sum, Metres>() && reduce::check_reduction<reduce::Mean, Metres>() &&
+              reduce::check_reduction<reduce::Last, Metres>() && reduce::check_reduction<reduce::MinMax, Metres>() &&
+              reduce::check_reduction<reduce::KeepAll, Metres>());
+static_assert(reduce::mergeable_reduction<reduce::Sum, Metres> && reduce::mergeable_reduction<reduce::Mean, Metres>);
+static_assert(!reduce::reduction<reduce::Moments, Metres> && !reduce::reduction<reduce::Histogram, Metres>);
+
+namespace {
+
+template <class R>
+auto fold(const R& r, const std::vector<Metres>& xs) {
+  auto s = r.init(xs.front());
+  for (std::size_t i = 1; i < xs.size(); ++i) r.update(s, xs[i]);
+  return s;
+}
+
+const std::vector<Metres> walk{{1.5}, {2.0}, {-0.5}, {4.0}};
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(value_parts)
+
+BOOST_AUTO_TEST_CASE(elementwise_only_type_sums) {
+  const reduce::Sum r;
+  const auto s = fold(r, walk);
+  BOOST_TEST(r.result(s).v == 7.0);
+  BOOST_TEST(r.count(s) == std::uint64_t{4});
+}
+
+BOOST_AUTO_TEST_CASE(elementwise_only_type_averages) {
+  const reduce::Mean r;
+  auto s = fold(r, {walk.begin(), walk.begin() + 2});
+  r.merge(s, fold(r, {walk.begin() + 2, walk.end()}));
+  BOOST_TEST(r.result(s).v == 1.75);
+  BOOST_TEST(r.count(s) == std::uint64_t{4});
+}
+
+BOOST_AUTO_TEST_CASE(elementwise_only_type_keeps_extremes) {
+  const reduce::MinMax r;
+  const auto result = r.result(fold(r, walk));
+  BOOST_TEST(result.min.v == -0.5);
+  BOOST_TEST(result.max.v == 4.0);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
