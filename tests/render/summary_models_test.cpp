@@ -7,7 +7,7 @@
 #include "models/mlp.hpp"
 #include "models/resnet.hpp"
 #include "models/transformer.hpp"
-#include "../render/golden.hpp"
+#include "golden.hpp"
 
 #include <recorder/render/render.hpp>
 #include <recorder/render/summary.hpp>

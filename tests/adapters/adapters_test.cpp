@@ -3,7 +3,7 @@
 #define BOOST_TEST_MODULE adapters
 #include <boost/test/unit_test.hpp>
 
-#include "describe.hpp"
+#include "../models/describe.hpp"
 #include "../support/preconditions.hpp"
 #include "models/mlp.hpp"
 
@@ -322,7 +322,7 @@ BOOST_AUTO_TEST_CASE(unregistered_submodules_are_named_as_such) {
   BOOST_TEST(t.total_params == 0u);  // the loose Linear is not a parameter of the model
 }
 
-#include "peer_models.hpp"
+#include "../models/peer_models.hpp"
 
 BOOST_AUTO_TEST_CASE(leaf_modules_take_tuple_state_and_constants_enter_the_trace) {
   torch::manual_seed(0);

@@ -1,5 +1,5 @@
 /// Escaping of hostile strings for HTML labels, DOT ids, JSON and file names.
-#define BOOST_TEST_MODULE render_escape
+#define BOOST_TEST_MODULE detail_escape
 #include <boost/test/unit_test.hpp>
 
 #include <recorder/detail/escape.hpp>

@@ -1,12 +1,12 @@
 // The four example models, traced: exact graphs, counts, shapes and parameter totals.
-#define BOOST_TEST_MODULE models
+#define BOOST_TEST_MODULE tracer
 #include <boost/test/unit_test.hpp>
 
 #include "models/lstm.hpp"
 #include "models/mlp.hpp"
 #include "models/resnet.hpp"
 #include "models/transformer.hpp"
-#include "describe.hpp"
+#include "../models/describe.hpp"
 
 #include <recorder/render/visible.hpp>
 

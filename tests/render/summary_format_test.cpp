@@ -2,7 +2,7 @@
 #define BOOST_TEST_MODULE summary_format
 #include <boost/test/unit_test.hpp>
 
-#include "../render/backend_laws.hpp"
+#include "backend_laws.hpp"
 
 #include <recorder/render/concepts.hpp>
 #include <recorder/render/render.hpp>
