@@ -89,7 +89,8 @@ Fixture<recorder::Sequential<Block>>& stack_of_depth(int depth) {
     torch::manual_seed(0);
     auto m = make_stack(depth);
     m->eval();
-    it = stacks.emplace(depth, Fixture<recorder::Sequential<Block>>{m, torch::randn({8, 64})}).first;
+    it =
+        stacks.emplace(depth, Fixture<recorder::Sequential<Block>>{m, torch::randn({8, 64})}).first;
   }
   return it->second;
 }
@@ -123,7 +124,8 @@ double resident_mib() {
   const int n = std::fscanf(f, "%ld %ld", &pages, &resident);
   std::fclose(f);
   if (n != 2) return -1;
-  return static_cast<double>(resident) * static_cast<double>(sysconf(_SC_PAGESIZE)) / (1024.0 * 1024.0);
+  return static_cast<double>(resident) * static_cast<double>(sysconf(_SC_PAGESIZE)) /
+         (1024.0 * 1024.0);
 }
 
 constexpr int kCaptureBatches = 1000;
@@ -157,7 +159,8 @@ void bm_capture(benchmark::State& state) {
         if (i == 100) rss[1] = resident_mib();
       }
       rss[2] = resident_mib();
-      if (out["layer4"].samples() != kCaptureBatches) state.SkipWithError("layer4 was not recorded every batch");
+      if (out["layer4"].samples() != kCaptureBatches)
+        state.SkipWithError("layer4 was not recorded every batch");
     }
   }
   state.counters["batches"] = kCaptureBatches;
@@ -178,18 +181,29 @@ void BM_ResNet18_Traced(benchmark::State& s) { bm_traced(s, fixture<make_resnet>
 void BM_ResNet18_Off(benchmark::State& s) { bm_off(s, fixture<make_resnet>()); }
 void BM_ResNet18_JitTrace(benchmark::State& s) { bm_jit_trace(s, frozen_fixture<make_resnet>()); }
 BENCHMARK(BM_ResNet18_Plain)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(kResNetMinTime);
-BENCHMARK(BM_ResNet18_Traced)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(kResNetMinTime);
+BENCHMARK(BM_ResNet18_Traced)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->MinTime(kResNetMinTime);
 BENCHMARK(BM_ResNet18_Off)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(kResNetMinTime);
-BENCHMARK(BM_ResNet18_JitTrace)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(kResNetMinTime);
+BENCHMARK(BM_ResNet18_JitTrace)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->MinTime(kResNetMinTime);
 
 void BM_Stack100_Plain(benchmark::State& s) { bm_plain(s, fixture<make_stack_fixture>()); }
 void BM_Stack100_Traced(benchmark::State& s) { bm_traced(s, fixture<make_stack_fixture>()); }
 void BM_Stack100_Off(benchmark::State& s) { bm_off(s, fixture<make_stack_fixture>()); }
-void BM_Stack100_JitTrace(benchmark::State& s) { bm_jit_trace(s, frozen_fixture<make_stack_fixture>()); }
+void BM_Stack100_JitTrace(benchmark::State& s) {
+  bm_jit_trace(s, frozen_fixture<make_stack_fixture>());
+}
 BENCHMARK(BM_Stack100_Plain)->Unit(benchmark::kMicrosecond)->UseRealTime()->MinTime(kSmallMinTime);
 BENCHMARK(BM_Stack100_Traced)->Unit(benchmark::kMicrosecond)->UseRealTime()->MinTime(kSmallMinTime);
 BENCHMARK(BM_Stack100_Off)->Unit(benchmark::kMicrosecond)->UseRealTime()->MinTime(kSmallMinTime);
-BENCHMARK(BM_Stack100_JitTrace)->Unit(benchmark::kMicrosecond)->UseRealTime()->MinTime(kSmallMinTime);
+BENCHMARK(BM_Stack100_JitTrace)
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime()
+    ->MinTime(kSmallMinTime);
 
 /// Two libtorch module walks every `Tracer::run` does whatever the policy (so Off pays them
 /// too): `finish_trace` counts parameters through `parameters(/*recurse=*/true)`, and
@@ -206,8 +220,14 @@ void BM_Stack100_TrainWalk(benchmark::State& s) {
   auto& f = fixture<make_stack_fixture>();
   for (auto _ : s) f.model->train(false);
 }
-BENCHMARK(BM_Stack100_ParametersWalk)->Unit(benchmark::kMicrosecond)->UseRealTime()->MinTime(kSmallMinTime);
-BENCHMARK(BM_Stack100_TrainWalk)->Unit(benchmark::kMicrosecond)->UseRealTime()->MinTime(kSmallMinTime);
+BENCHMARK(BM_Stack100_ParametersWalk)
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime()
+    ->MinTime(kSmallMinTime);
+BENCHMARK(BM_Stack100_TrainWalk)
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime()
+    ->MinTime(kSmallMinTime);
 
 /// Scaling with the width of one container: the same blocks, 25 / 100 / 400 of them.
 void BM_StackDepth_Plain(benchmark::State& s) {
@@ -216,8 +236,18 @@ void BM_StackDepth_Plain(benchmark::State& s) {
 void BM_StackDepth_Traced(benchmark::State& s) {
   bm_traced(s, stack_of_depth(static_cast<int>(s.range(0))));
 }
-BENCHMARK(BM_StackDepth_Plain)->Arg(25)->Arg(400)->Unit(benchmark::kMicrosecond)->UseRealTime()->MinTime(kSmallMinTime);
-BENCHMARK(BM_StackDepth_Traced)->Arg(25)->Arg(400)->Unit(benchmark::kMicrosecond)->UseRealTime()->MinTime(kSmallMinTime);
+BENCHMARK(BM_StackDepth_Plain)
+    ->Arg(25)
+    ->Arg(400)
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime()
+    ->MinTime(kSmallMinTime);
+BENCHMARK(BM_StackDepth_Traced)
+    ->Arg(25)
+    ->Arg(400)
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime()
+    ->MinTime(kSmallMinTime);
 
 void BM_MLP_Plain(benchmark::State& s) { bm_plain(s, fixture<make_mlp>()); }
 void BM_MLP_Traced(benchmark::State& s) { bm_traced(s, fixture<make_mlp>()); }
@@ -233,9 +263,15 @@ void BM_Chain1000_Traced(benchmark::State& s) { bm_traced(s, fixture<make_chain>
 void BM_Chain1000_Off(benchmark::State& s) { bm_off(s, fixture<make_chain>()); }
 void BM_Chain1000_JitTrace(benchmark::State& s) { bm_jit_trace(s, frozen_fixture<make_chain>()); }
 BENCHMARK(BM_Chain1000_Plain)->Unit(benchmark::kMicrosecond)->UseRealTime()->MinTime(kSmallMinTime);
-BENCHMARK(BM_Chain1000_Traced)->Unit(benchmark::kMicrosecond)->UseRealTime()->MinTime(kSmallMinTime);
+BENCHMARK(BM_Chain1000_Traced)
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime()
+    ->MinTime(kSmallMinTime);
 BENCHMARK(BM_Chain1000_Off)->Unit(benchmark::kMicrosecond)->UseRealTime()->MinTime(kSmallMinTime);
-BENCHMARK(BM_Chain1000_JitTrace)->Unit(benchmark::kMicrosecond)->UseRealTime()->MinTime(kSmallMinTime);
+BENCHMARK(BM_Chain1000_JitTrace)
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime()
+    ->MinTime(kSmallMinTime);
 
 void BM_Capture224_Plain(benchmark::State& s) { bm_capture<void>(s); }
 void BM_Capture224_Mean(benchmark::State& s) { bm_capture<recorder::reduce::Mean>(s); }
@@ -243,7 +279,6 @@ void BM_Capture224_KeepAll(benchmark::State& s) { bm_capture<recorder::reduce::K
 BENCHMARK(BM_Capture224_Plain)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
 BENCHMARK(BM_Capture224_Mean)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
 BENCHMARK(BM_Capture224_KeepAll)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
-
 
 std::string run_name(const std::string& base) { return "BM_" + base; }
 
@@ -288,8 +323,10 @@ int main(int argc, char** argv) {
     bench::print_ratio(rep, "blocks " + std::to_string(n) + ": traced / plain", t, p);
   }
   std::printf(" ResNet-18 1x3x224x224, %d batches, layer4 output recorded\n", kCaptureBatches);
-  bench::print_ratio(rep, "mean-recording / plain", run_name("Capture224_Mean"), run_name("Capture224_Plain"));
-  bench::print_ratio(rep, "keep-all-recording / plain", run_name("Capture224_KeepAll"), run_name("Capture224_Plain"));
+  bench::print_ratio(rep, "mean-recording / plain", run_name("Capture224_Mean"),
+                     run_name("Capture224_Plain"));
+  bench::print_ratio(rep, "keep-all-recording / plain", run_name("Capture224_KeepAll"),
+                     run_name("Capture224_Plain"));
   const std::string ct = run_name("Chain1000_Traced");
   const std::string cp = run_name("Chain1000_Plain");
   bench::print_overhead_ns(rep, "chain: recording overhead per op", ct, cp, kChainOps, "<= 300 ns");

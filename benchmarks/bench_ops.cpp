@@ -90,7 +90,8 @@ void BM_Chain_Traced(benchmark::State& state) {
   for (auto _ : state) {
     d::Session s;
     d::SessionScope scope(s);
-    const recorder::NodeId in = d::add_tensor_node(s, recorder::NodeKind::input, x, {}, {}, 0, "input");
+    const recorder::NodeId in =
+        d::add_tensor_node(s, recorder::NodeKind::input, x, {}, {}, 0, "input");
     T y = chain(T(d::adopt, x, s.ref(in)));
     benchmark::DoNotOptimize(y);
     nodes = s.graph.size();
@@ -123,9 +124,9 @@ void BM_GraphAppend(benchmark::State& state) {
     nodes = g.size();
     edges = g.edge_count();
   }
-  state.counters["per_op"] = benchmark::Counter(
-      static_cast<double>(n),
-      benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+  state.counters["per_op"] =
+      benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate |
+                                                     benchmark::Counter::kInvert);
   state.counters["nodes"] = static_cast<double>(nodes);
   state.counters["edges"] = static_cast<double>(edges);
 }
@@ -169,9 +170,9 @@ void BM_VectorAppendBaseline(benchmark::State& state) {
     benchmark::DoNotOptimize(dims.data());
     benchmark::ClobberMemory();
   }
-  state.counters["per_op"] = benchmark::Counter(
-      static_cast<double>(n),
-      benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+  state.counters["per_op"] =
+      benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate |
+                                                     benchmark::Counter::kInvert);
 }
 BENCHMARK(BM_VectorAppendBaseline)->Arg(1000)->Arg(10000)->Arg(100000);
 
@@ -196,8 +197,9 @@ int main(int argc, char** argv) {
     const std::string g = std::string("BM_GraphAppend/") + n;
     const std::string v = std::string("BM_VectorAppendBaseline/") + n;
     if (auto t = rep.times(g))
-      std::printf("  Graph, %6s ops (fn + tensor + 2 edges each): cpu %6.1f ns/op, wall %6.1f ns/op\n",
-                  n, t->cpu * 1e9 / std::stod(n), t->real * 1e9 / std::stod(n));
+      std::printf(
+          "  Graph, %6s ops (fn + tensor + 2 edges each): cpu %6.1f ns/op, wall %6.1f ns/op\n", n,
+          t->cpu * 1e9 / std::stod(n), t->real * 1e9 / std::stod(n));
     bench::print_ratio(rep, std::string("Graph / 4 plain vectors, ") + n, g, v);
   }
   return 0;

@@ -46,7 +46,8 @@ at::Tensor input(const benchmark::State& state) {
 }
 
 void set_bytes(benchmark::State& state, const at::Tensor& x) {
-  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(x.nbytes()));
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) *
+                          static_cast<std::int64_t>(x.nbytes()));
 }
 
 void BM_Copy(benchmark::State& state) {
@@ -93,7 +94,8 @@ void BM_Moments(benchmark::State& state) { update_loop(state, reduce::Moments{})
 void BM_MinMax(benchmark::State& state) { update_loop(state, reduce::MinMax{}); }
 void BM_Histogram(benchmark::State& state) { update_loop(state, reduce::Histogram{64, -4.0, 4.0}); }
 void BM_Custom(benchmark::State& state) {
-  update_loop(state, reduce::custom([](at::Tensor acc, const at::Tensor& x) { return at::maximum(acc, x); }));
+  update_loop(state, reduce::custom(
+                         [](at::Tensor acc, const at::Tensor& x) { return at::maximum(acc, x); }));
 }
 
 // ---- the unfused ATen formulations, for comparison -----------------------------------------------
@@ -157,12 +159,13 @@ constexpr std::array kBenchmarks = {
 };
 
 /// Prints "label  throughput / copy_ throughput" from CPU and wall-clock time.
-void print_throughput(const bench::SummaryReporter& rep, const std::string& name, const std::string& arg) {
+void print_throughput(const bench::SummaryReporter& rep, const std::string& name,
+                      const std::string& arg) {
   const auto t = rep.times(name + "/" + arg);
   const auto c = rep.times("BM_Copy/" + arg);
   if (!t || !c) return;
-  std::printf("  %-26s cpu %6.3f   wall %6.3f   (%.1f us per update, copy_ %.1f us)\n", name.c_str() + 3,
-              c->cpu / t->cpu, c->real / t->real, t->cpu * 1e6, c->cpu * 1e6);
+  std::printf("  %-26s cpu %6.3f   wall %6.3f   (%.1f us per update, copy_ %.1f us)\n",
+              name.c_str() + 3, c->cpu / t->cpu, c->real / t->real, t->cpu * 1e6, c->cpu * 1e6);
 }
 
 }  // namespace

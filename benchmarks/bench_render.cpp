@@ -35,7 +35,9 @@ const Trace& chain(std::size_t ops) {
 }
 
 /// Ops for N drawn nodes (the input and output are the other two).
-std::size_t ops_for(benchmark::State& state) { return static_cast<std::size_t>(state.range(0)) - 2; }
+std::size_t ops_for(benchmark::State& state) {
+  return static_cast<std::size_t>(state.range(0)) - 2;
+}
 
 void set_counters(benchmark::State& state, const Trace& t, std::size_t bytes) {
   state.counters["drawn_nodes"] =
@@ -78,7 +80,6 @@ void BM_DotNested(benchmark::State& state) {
   set_counters(state, t, bytes);
 }
 
-
 void svg(benchmark::State& state, const Trace& t) {
   if (!recorder::detail::on_path("dot")) {
     state.SkipWithError("Graphviz 'dot' is not on PATH");
@@ -86,7 +87,8 @@ void svg(benchmark::State& state, const Trace& t) {
   }
   std::size_t bytes = 0;
   for (auto _ : state) {
-    const std::string image = recorder::render_to_string<recorder::backend::Svg>(t, RenderOptions{});
+    const std::string image =
+        recorder::render_to_string<recorder::backend::Svg>(t, RenderOptions{});
     bytes = image.size();
     benchmark::DoNotOptimize(image.data());
   }

@@ -74,7 +74,8 @@ using AtenOpsTracer = recorder::Tracer<recorder::record::AtenOps>;
 // ---- where the TorchScript model is ---------------------------------------------------------
 
 std::filesystem::path models_dir() {
-  if (const char* env = std::getenv("RECORDER_SCRIPT_MODELS"); env != nullptr && *env != '\0') return env;
+  if (const char* env = std::getenv("RECORDER_SCRIPT_MODELS"); env != nullptr && *env != '\0')
+    return env;
   return "build/script-models";
 }
 
@@ -111,11 +112,13 @@ struct ScriptFixture {
     {
       torch::jit::GraphOptimizerEnabledGuard off(false);
       for (int i = 0; i < kWarmup; ++i)
-        if (!same(as_written.forward({input}), reference)) error = "the unoptimized forward differs";
+        if (!same(as_written.forward({input}), reference))
+          error = "the unoptimized forward differs";
     }
     // The first run of each tracer instruments its copy of the model.
     if (!same(tracer.run(model, input).output, reference)) error = "the traced output differs";
-    if (!same(aten_tracer.run(model, input).output, reference)) error = "the AtenOps-traced output differs";
+    if (!same(aten_tracer.run(model, input).output, reference))
+      error = "the AtenOps-traced output differs";
   }
 };
 
@@ -136,9 +139,15 @@ std::string chain_source() {
   std::string s = "def forward(self, x):\n";
   for (int i = 0; i < kChainOps; ++i) {
     switch (i % 3) {
-      case 0: s += "    x = x + 1\n"; break;
-      case 1: s += "    x = torch.relu(x)\n"; break;
-      default: s += "    x = x * 0.5\n"; break;
+      case 0:
+        s += "    x = x + 1\n";
+        break;
+      case 1:
+        s += "    x = torch.relu(x)\n";
+        break;
+      default:
+        s += "    x = x * 0.5\n";
+        break;
     }
   }
   return s + "    return x\n";
@@ -280,23 +289,47 @@ constexpr double kChainMinTime = 1.0;
 constexpr benchmark::IterationCount kFirstTraceIterations = 5;
 
 void BM_ScriptResNet18_Plain(benchmark::State& s) { bm_script_plain(s, script_resnet()); }
-void BM_ScriptResNet18_PlainAsWritten(benchmark::State& s) { bm_script_as_written(s, script_resnet()); }
+void BM_ScriptResNet18_PlainAsWritten(benchmark::State& s) {
+  bm_script_as_written(s, script_resnet());
+}
 void BM_ScriptResNet18_Traced(benchmark::State& s) {
   bm_script_traced(s, script_resnet(), script_resnet().tracer);
 }
 void BM_ScriptResNet18_AtenOps(benchmark::State& s) {
   bm_script_traced(s, script_resnet(), script_resnet().aten_tracer);
 }
-void BM_ScriptResNet18_FirstTrace(benchmark::State& s) { bm_script_first_trace(s, script_resnet()); }
+void BM_ScriptResNet18_FirstTrace(benchmark::State& s) {
+  bm_script_first_trace(s, script_resnet());
+}
 void BM_ScriptResNet18_Paired(benchmark::State& s) { bm_script_paired(s, script_resnet(), 0); }
-BENCHMARK(BM_ScriptResNet18_Plain)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(kResNetMinTime);
-BENCHMARK(BM_ScriptResNet18_PlainAsWritten)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(kResNetMinTime);
-BENCHMARK(BM_ScriptResNet18_Traced)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(kResNetMinTime);
-BENCHMARK(BM_ScriptResNet18_AtenOps)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(kResNetMinTime);
-BENCHMARK(BM_ScriptResNet18_FirstTrace)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(kFirstTraceIterations);
-BENCHMARK(BM_ScriptResNet18_Paired)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(kResNetMinTime);
+BENCHMARK(BM_ScriptResNet18_Plain)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->MinTime(kResNetMinTime);
+BENCHMARK(BM_ScriptResNet18_PlainAsWritten)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->MinTime(kResNetMinTime);
+BENCHMARK(BM_ScriptResNet18_Traced)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->MinTime(kResNetMinTime);
+BENCHMARK(BM_ScriptResNet18_AtenOps)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->MinTime(kResNetMinTime);
+BENCHMARK(BM_ScriptResNet18_FirstTrace)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(kFirstTraceIterations);
+BENCHMARK(BM_ScriptResNet18_Paired)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->MinTime(kResNetMinTime);
 
-void BM_ResNet18_Plain(benchmark::State& s) { bench::bm_plain(s, bench::fixture<bench::make_resnet>()); }
+void BM_ResNet18_Plain(benchmark::State& s) {
+  bench::bm_plain(s, bench::fixture<bench::make_resnet>());
+}
 void BM_ResNet18_Traced(benchmark::State& s) {
   bench::bm_traced(s, bench::fixture<bench::make_resnet>(), kEval);
 }
@@ -304,8 +337,14 @@ void BM_ResNet18_JitTrace(benchmark::State& s) {
   bench::bm_jit_trace(s, bench::frozen_fixture<bench::make_resnet>());
 }
 BENCHMARK(BM_ResNet18_Plain)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(kResNetMinTime);
-BENCHMARK(BM_ResNet18_Traced)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(kResNetMinTime);
-BENCHMARK(BM_ResNet18_JitTrace)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(kResNetMinTime);
+BENCHMARK(BM_ResNet18_Traced)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->MinTime(kResNetMinTime);
+BENCHMARK(BM_ResNet18_JitTrace)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->MinTime(kResNetMinTime);
 
 void BM_ScriptChain1000_Plain(benchmark::State& s) {
   bm_script_plain(s, script_chain());
@@ -319,13 +358,32 @@ void BM_ScriptChain1000_Traced(benchmark::State& s) {
   bm_script_traced(s, script_chain(), script_chain().tracer);
   set_per_op_counter(s);
 }
-void BM_ScriptChain1000_FirstTrace(benchmark::State& s) { bm_script_first_trace(s, script_chain()); }
-void BM_ScriptChain1000_Paired(benchmark::State& s) { bm_script_paired(s, script_chain(), kChainOps); }
-BENCHMARK(BM_ScriptChain1000_Plain)->Unit(benchmark::kMicrosecond)->UseRealTime()->MinTime(kChainMinTime);
-BENCHMARK(BM_ScriptChain1000_PlainAsWritten)->Unit(benchmark::kMicrosecond)->UseRealTime()->MinTime(kChainMinTime);
-BENCHMARK(BM_ScriptChain1000_Traced)->Unit(benchmark::kMicrosecond)->UseRealTime()->MinTime(kChainMinTime);
-BENCHMARK(BM_ScriptChain1000_FirstTrace)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(kFirstTraceIterations);
-BENCHMARK(BM_ScriptChain1000_Paired)->Unit(benchmark::kMicrosecond)->UseRealTime()->MinTime(kChainMinTime);
+void BM_ScriptChain1000_FirstTrace(benchmark::State& s) {
+  bm_script_first_trace(s, script_chain());
+}
+void BM_ScriptChain1000_Paired(benchmark::State& s) {
+  bm_script_paired(s, script_chain(), kChainOps);
+}
+BENCHMARK(BM_ScriptChain1000_Plain)
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime()
+    ->MinTime(kChainMinTime);
+BENCHMARK(BM_ScriptChain1000_PlainAsWritten)
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime()
+    ->MinTime(kChainMinTime);
+BENCHMARK(BM_ScriptChain1000_Traced)
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime()
+    ->MinTime(kChainMinTime);
+BENCHMARK(BM_ScriptChain1000_FirstTrace)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(kFirstTraceIterations);
+BENCHMARK(BM_ScriptChain1000_Paired)
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime()
+    ->MinTime(kChainMinTime);
 
 void BM_Chain1000_Plain(benchmark::State& s) {
   bench::bm_plain(s, bench::fixture<bench::make_chain>());
@@ -339,8 +397,14 @@ void BM_Chain1000_Paired(benchmark::State& s) {
   bm_templated_paired(s, bench::fixture<bench::make_chain>(), kChainOps);
 }
 BENCHMARK(BM_Chain1000_Plain)->Unit(benchmark::kMicrosecond)->UseRealTime()->MinTime(kChainMinTime);
-BENCHMARK(BM_Chain1000_Traced)->Unit(benchmark::kMicrosecond)->UseRealTime()->MinTime(kChainMinTime);
-BENCHMARK(BM_Chain1000_Paired)->Unit(benchmark::kMicrosecond)->UseRealTime()->MinTime(kChainMinTime);
+BENCHMARK(BM_Chain1000_Traced)
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime()
+    ->MinTime(kChainMinTime);
+BENCHMARK(BM_Chain1000_Paired)
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime()
+    ->MinTime(kChainMinTime);
 
 // ---- summary ------------------------------------------------------------------------------------
 
@@ -402,10 +466,11 @@ int main(int argc, char** argv) {
   at::set_num_threads(1);  // stable numbers: every op on the calling thread
   const std::filesystem::path file = resnet_file();
   if (!std::filesystem::exists(file)) {
-    std::fprintf(stderr,
-                 "bench_script: %s not found: make it with `python3 tests/script/make_models.py %s` "
-                 "(from the source tree; or set RECORDER_SCRIPT_MODELS to the folder that holds it)\n",
-                 file.string().c_str(), models_dir().string().c_str());
+    std::fprintf(
+        stderr,
+        "bench_script: %s not found: make it with `python3 tests/script/make_models.py %s` "
+        "(from the source tree; or set RECORDER_SCRIPT_MODELS to the folder that holds it)\n",
+        file.string().c_str(), models_dir().string().c_str());
     return 1;
   }
   try {
@@ -419,8 +484,9 @@ int main(int argc, char** argv) {
   Reporter rep;
   if (!bench::run_benchmarks(argc, argv, rep)) return 1;
 
-  std::printf("\nSummary (torch threads: %d; eval mode, NoGradGuard; one tracer reused per model)\n",
-              at::get_num_threads());
+  std::printf(
+      "\nSummary (torch threads: %d; eval mode, NoGradGuard; one tracer reused per model)\n",
+      at::get_num_threads());
   const std::string sp = "BM_ScriptResNet18_Plain";
   const std::string sw = "BM_ScriptResNet18_PlainAsWritten";
   const std::string st = "BM_ScriptResNet18_Traced";
@@ -454,7 +520,8 @@ int main(int argc, char** argv) {
   const std::string ct = "BM_ScriptChain1000_Traced";
   const std::string hp = "BM_Chain1000_Plain";
   const std::string ht = "BM_Chain1000_Traced";
-  std::printf(" chain of %d tiny ops on a [4] float tensor: TorchScript (Module::define)\n", kChainOps);
+  std::printf(" chain of %d tiny ops on a [4] float tensor: TorchScript (Module::define)\n",
+              kChainOps);
   bench::print_time(rep, "plain module.forward", cp);
   bench::print_time(rep, "plain, graph optimizer off", cw);
   bench::print_time(rep, "Tracer<record::Structure>::run", ct);

@@ -17,9 +17,15 @@ template <class T>
 T chain(T x) {
   for (int i = 0; i < chain_ops; ++i) {
     switch (i % 3) {
-      case 0: x = x + 1; break;
-      case 1: x = relu(x); break;
-      default: x = x * 0.5; break;
+      case 0:
+        x = x + 1;
+        break;
+      case 1:
+        x = relu(x);
+        break;
+      default:
+        x = x * 0.5;
+        break;
     }
   }
   return x;

@@ -62,21 +62,25 @@ struct Common {
 };
 
 void add_common(CLI::App& sub, Common& c) {
-  sub.add_option("model", c.model, "The TorchScript model file (torch.jit.script(m).save(path) or torch.jit.trace)")
+  sub.add_option("model", c.model,
+                 "The TorchScript model file (torch.jit.script(m).save(path) or torch.jit.trace)")
       ->required();
   sub.add_option("--input-size", c.input_sizes,
                  "The sizes of a random input, like 1,3,224,224; once per model input, in order")
       ->type_name("SIZES");
   sub.add_option("--input", c.input_files,
-                 "A file saved with Python's torch.save holding an input tensor (used for every batch) or a "
+                 "A file saved with Python's torch.save holding an input tensor (used for every "
+                 "batch) or a "
                  "list of them (one per batch); once per model input, in order")
       ->type_name("FILE");
   sub.add_option("--dtype", c.dtypes,
-                 "The dtype of the --input-size inputs (float32, float64, float16, bfloat16, int64, int32, int16, "
+                 "The dtype of the --input-size inputs (float32, float64, float16, bfloat16, "
+                 "int64, int32, int16, "
                  "int8, uint8, bool); once for all, or once per input (default float32)")
       ->type_name("DTYPE");
   sub.add_option("--int-high", c.int_high,
-                 "Random integer inputs are drawn from [0, N): give a vocabulary size for token ids (default 1: "
+                 "Random integer inputs are drawn from [0, N): give a vocabulary size for token "
+                 "ids (default 1: "
                  "zeros, as torchinfo)")
       ->type_name("N");
   sub.add_option("--seed", c.seed, "The seed of the random inputs (default 0)")->type_name("N");
@@ -108,16 +112,20 @@ class Inputs {
   explicit Inputs(const Common& c) : int_high_(c.int_high) {
     if (c.input_sizes.empty() == c.input_files.empty())
       throw UsageError(c.input_sizes.empty()
-                           ? "recorder: give the model's inputs: --input-size 1,3,224,224 (once per input) or --input x.pt"
+                           ? "recorder: give the model's inputs: --input-size 1,3,224,224 (once "
+                             "per input) or --input x.pt"
                            : "recorder: give either --input-size or --input, not both");
     if (c.int_high < 1) throw UsageError("recorder: --int-high must be at least 1");
     for (const std::string& s : c.input_sizes) sizes_.push_back(cli::parse_sizes(s));
     if (!c.dtypes.empty() && c.dtypes.size() != 1 && c.dtypes.size() != sizes_.size())
-      throw UsageError("recorder: give --dtype once, or once per --input-size (" + std::to_string(sizes_.size()) +
-                       "), not " + std::to_string(c.dtypes.size()) + " times");
-    if (!c.dtypes.empty() && sizes_.empty()) throw UsageError("recorder: --dtype applies to --input-size inputs only");
+      throw UsageError("recorder: give --dtype once, or once per --input-size (" +
+                       std::to_string(sizes_.size()) + "), not " + std::to_string(c.dtypes.size()) +
+                       " times");
+    if (!c.dtypes.empty() && sizes_.empty())
+      throw UsageError("recorder: --dtype applies to --input-size inputs only");
     for (std::size_t i = 0; i < sizes_.size(); ++i)
-      dtypes_.push_back(c.dtypes.empty() ? "float32" : cli::parse_dtype(c.dtypes[c.dtypes.size() == 1 ? 0 : i]));
+      dtypes_.push_back(
+          c.dtypes.empty() ? "float32" : cli::parse_dtype(c.dtypes[c.dtypes.size() == 1 ? 0 : i]));
     for (const std::string& f : c.input_files) files_.push_back(load_tensors(f));
   }
 
@@ -146,7 +154,8 @@ class Inputs {
   static std::vector<at::Tensor> load_tensors(const std::string& file) {
     std::ifstream in(file, std::ios::binary);
     if (!in) throw UsageError("recorder: cannot read --input '" + file + "'");
-    const std::vector<char> bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    const std::vector<char> bytes{std::istreambuf_iterator<char>(in),
+                                  std::istreambuf_iterator<char>()};
     c10::IValue v;
     try {
       v = torch::pickle_load(bytes);
@@ -154,11 +163,13 @@ class Inputs {
       throw UsageError("recorder: --input '" + file + "' is not a tensor saved with torch.save");
     }
     std::vector<at::Tensor> out;
-    if (v.isTensor()) out.push_back(v.toTensor());
+    if (v.isTensor())
+      out.push_back(v.toTensor());
     else if (v.isList() || v.isTuple()) {
       const auto items = v.isList() ? v.toListRef().vec() : v.toTupleRef().elements().vec();
       for (const c10::IValue& e : items) {
-        if (!e.isTensor()) throw UsageError("recorder: --input '" + file + "' holds a list with a non-tensor item");
+        if (!e.isTensor())
+          throw UsageError("recorder: --input '" + file + "' holds a list with a non-tensor item");
         out.push_back(e.toTensor());
       }
     }
@@ -175,7 +186,8 @@ class Inputs {
 };
 
 recorder::TraceOptions trace_options(const Common& c) {
-  return {.mode = c.train ? recorder::TrainMode::train : recorder::TrainMode::eval, .no_grad = c.no_grad};
+  return {.mode = c.train ? recorder::TrainMode::train : recorder::TrainMode::eval,
+          .no_grad = c.no_grad};
 }
 
 /// One trace of the model on batch 0 (`record::Structure`, or `record::AtenOps`).
@@ -183,7 +195,8 @@ recorder::Trace trace_once(const Common& c) {
   torch::manual_seed(static_cast<std::uint64_t>(c.seed));
   const Inputs inputs(c);
   torch::jit::Module model = recorder::load_model(c.model);
-  if (c.aten_ops) return recorder::Tracer<rr::AtenOps>(trace_options(c)).run(model, inputs.batch(0));
+  if (c.aten_ops)
+    return recorder::Tracer<rr::AtenOps>(trace_options(c)).run(model, inputs.batch(0));
   return recorder::Tracer<rr::Structure>(trace_options(c)).run(model, inputs.batch(0));
 }
 
@@ -269,15 +282,22 @@ int run_draw(const DrawArgs& a) {
                                   .show_params = a.show_params};
   cli::check_writable(out);
   std::optional<std::chrono::milliseconds> timeout;
-  if (a.dot_timeout >= 0) timeout = std::chrono::milliseconds{static_cast<std::int64_t>(a.dot_timeout * 1000 + 0.5)};
+  if (a.dot_timeout >= 0)
+    timeout = std::chrono::milliseconds{static_cast<std::int64_t>(a.dot_timeout * 1000 + 0.5)};
   const auto render = [&](const recorder::Trace& t) -> std::filesystem::path {
     switch (format) {
-      case cli::Format::dot: return recorder::render_to_file<recorder::backend::Dot>(t, o, out);
-      case cli::Format::svg: return recorder::render_to_file(t, o, out, recorder::backend::Svg{.timeout = timeout});
-      case cli::Format::png: return recorder::render_to_file(t, o, out, recorder::backend::Png{.timeout = timeout});
-      case cli::Format::json: return recorder::render_to_file<recorder::backend::Json>(t, o, out);
-      case cli::Format::json_view: return recorder::render_to_file<recorder::backend::JsonView>(t, o, out);
-      case cli::Format::mermaid: return recorder::render_to_file<recorder::backend::Mermaid>(t, o, out);
+      case cli::Format::dot:
+        return recorder::render_to_file<recorder::backend::Dot>(t, o, out);
+      case cli::Format::svg:
+        return recorder::render_to_file(t, o, out, recorder::backend::Svg{.timeout = timeout});
+      case cli::Format::png:
+        return recorder::render_to_file(t, o, out, recorder::backend::Png{.timeout = timeout});
+      case cli::Format::json:
+        return recorder::render_to_file<recorder::backend::Json>(t, o, out);
+      case cli::Format::json_view:
+        return recorder::render_to_file<recorder::backend::JsonView>(t, o, out);
+      case cli::Format::mermaid:
+        return recorder::render_to_file<recorder::backend::Mermaid>(t, o, out);
     }
     return out;
   };
@@ -289,7 +309,8 @@ int run_draw(const DrawArgs& a) {
     if (e.partial_trace()) {
       const std::filesystem::path partial = render(*e.partial_trace());
       std::cerr << first_line(e.what()) << "\n"
-                << "recorder: wrote the graph of what ran before the failure to " << partial.string() << "\n";
+                << "recorder: wrote the graph of what ran before the failure to "
+                << partial.string() << "\n";
       throw Reported(e);
     }
     throw;
@@ -297,12 +318,12 @@ int run_draw(const DrawArgs& a) {
   const recorder::Trace& t = *traced;
   const std::filesystem::path written = render(t);
   if (format == cli::Format::json) {
-    std::cout << "wrote " << written.string() << ": the recorded graph, " << t.graph.size() << " nodes, "
-              << t.graph.edge_count() << " edges\n";
+    std::cout << "wrote " << written.string() << ": the recorded graph, " << t.graph.size()
+              << " nodes, " << t.graph.edge_count() << " edges\n";
   } else {
     const auto vg = recorder::visible_graph(t.graph, o);
-    std::cout << "wrote " << written.string() << ": " << vg.nodes.size() << " nodes, " << vg.edges.size()
-              << " edges\n";
+    std::cout << "wrote " << written.string() << ": " << vg.nodes.size() << " nodes, "
+              << vg.edges.size() << " edges\n";
   }
   return 0;
 }
@@ -330,7 +351,8 @@ class Progress {
   void done(std::size_t n) {
     if (total_ < 2) return;
     if (tty_) {
-      std::cerr << "\rrecorder: batch " << n << "/" << total_ << (n == total_ ? "\n" : "") << std::flush;
+      std::cerr << "\rrecorder: batch " << n << "/" << total_ << (n == total_ ? "\n" : "")
+                << std::flush;
     } else if (n == total_ || n * 10 / total_ != (n - 1) * 10 / total_) {
       std::cerr << "recorder: batch " << n << "/" << total_ << "\n";
     }
@@ -351,8 +373,10 @@ std::string counted(std::size_t n, std::string_view noun) {
 template <recorder::CapturePoint W, class R>
 int record_with(const RecordArgs& a, std::vector<recorder::LayerAddress> layers, R reduction) {
   const Common& c = a.common;
-  constexpr bool gradients = W == recorder::CapturePoint::backward_output || W == recorder::CapturePoint::backward_input;
-  if (gradients && c.no_grad) throw UsageError("recorder: --what grad-output and grad-input need autograd: drop --no-grad");
+  constexpr bool gradients =
+      W == recorder::CapturePoint::backward_output || W == recorder::CapturePoint::backward_input;
+  if (gradients && c.no_grad)
+    throw UsageError("recorder: --what grad-output and grad-input need autograd: drop --no-grad");
   torch::manual_seed(static_cast<std::uint64_t>(c.seed));
   const Inputs inputs(c);
   torch::jit::Module model = recorder::load_model(c.model);
@@ -370,31 +394,42 @@ int record_with(const RecordArgs& a, std::vector<recorder::LayerAddress> layers,
         if (!y.is_floating_point() || !y.requires_grad()) return;
         loss = loss.defined() ? loss + y.sum() : y.sum();
       });
-      if (!loss.defined()) throw UsageError("recorder: the model's outputs do not require grad: no gradients to record");
+      if (!loss.defined())
+        throw UsageError(
+            "recorder: the model's outputs do not require grad: no gradients to record");
       loss.backward();
     }
     progress.done(i + 1);
   }
   recorder::save(acts, a.out);
   for (const auto& r : acts.records())
-    std::cout << r->key << " (" << r->class_name << ", " << r->label << "): " << counted(r->samples(), "sample")
-              << ", " << counted(r->tensors(), "tensor") << "\n";
-  std::cout << "wrote " << a.out << ": " << counted(acts.size(), "layer") << ", reduce::" << R::name << " over "
-            << counted(batches, "batch") << "\n";
+    std::cout << r->key << " (" << r->class_name << ", " << r->label
+              << "): " << counted(r->samples(), "sample") << ", " << counted(r->tensors(), "tensor")
+              << "\n";
+  std::cout << "wrote " << a.out << ": " << counted(acts.size(), "layer") << ", reduce::" << R::name
+            << " over " << counted(batches, "batch") << "\n";
   return 0;
 }
 
 template <recorder::CapturePoint W>
 int record_reduced(const RecordArgs& a, std::vector<recorder::LayerAddress> layers) {
   switch (cli::parse_reduce(a.reduce)) {
-    case cli::Reduce::all: return record_with<W>(a, std::move(layers), rd::KeepAll{.max_bytes = a.max_bytes});
-    case cli::Reduce::last: return record_with<W>(a, std::move(layers), rd::Last{});
-    case cli::Reduce::sum: return record_with<W>(a, std::move(layers), rd::Sum{});
-    case cli::Reduce::mean: return record_with<W>(a, std::move(layers), rd::Mean{});
-    case cli::Reduce::moments: return record_with<W>(a, std::move(layers), rd::Moments{.correction = a.correction});
-    case cli::Reduce::minmax: return record_with<W>(a, std::move(layers), rd::MinMax{});
+    case cli::Reduce::all:
+      return record_with<W>(a, std::move(layers), rd::KeepAll{.max_bytes = a.max_bytes});
+    case cli::Reduce::last:
+      return record_with<W>(a, std::move(layers), rd::Last{});
+    case cli::Reduce::sum:
+      return record_with<W>(a, std::move(layers), rd::Sum{});
+    case cli::Reduce::mean:
+      return record_with<W>(a, std::move(layers), rd::Mean{});
+    case cli::Reduce::moments:
+      return record_with<W>(a, std::move(layers), rd::Moments{.correction = a.correction});
+    case cli::Reduce::minmax:
+      return record_with<W>(a, std::move(layers), rd::MinMax{});
     case cli::Reduce::histogram: {
-      if (a.range.empty()) throw UsageError("recorder: --reduce histogram needs --range lo,hi (and --bins, default 100)");
+      if (a.range.empty())
+        throw UsageError(
+            "recorder: --reduce histogram needs --range lo,hi (and --bins, default 100)");
       if (a.bins == 0) throw UsageError("recorder: --bins must be at least 1");
       const auto [lo, hi] = cli::parse_range(a.range);
       return record_with<W>(a, std::move(layers), rd::Histogram(a.bins, lo, hi));
@@ -412,11 +447,16 @@ int run_record(const RecordArgs& a) {
   cli::check_writable(a.out);
   using W = recorder::CapturePoint;
   switch (what) {
-    case cli::Record::output: return record_reduced<W::forward_output>(a, std::move(layers));
-    case cli::Record::input: return record_reduced<W::forward_input>(a, std::move(layers));
-    case cli::Record::pre: return record_reduced<W::forward_pre>(a, std::move(layers));
-    case cli::Record::grad_output: return record_reduced<W::backward_output>(a, std::move(layers));
-    case cli::Record::grad_input: return record_reduced<W::backward_input>(a, std::move(layers));
+    case cli::Record::output:
+      return record_reduced<W::forward_output>(a, std::move(layers));
+    case cli::Record::input:
+      return record_reduced<W::forward_input>(a, std::move(layers));
+    case cli::Record::pre:
+      return record_reduced<W::forward_pre>(a, std::move(layers));
+    case cli::Record::grad_output:
+      return record_reduced<W::backward_output>(a, std::move(layers));
+    case cli::Record::grad_input:
+      return record_reduced<W::backward_input>(a, std::move(layers));
   }
   return 1;
 }
@@ -434,74 +474,113 @@ int partial_summary(const recorder::TraceError& e) {
 
 int main(int argc, char** argv) {
   CLI::App app{"recorder " + std::string(recorder::version) +
-               ": trace a TorchScript model as it runs, and show its layers (summary), draw it (draw) or record "
-               "the activations and gradients of chosen layers (record). Exit codes: 0 done, 1 the model failed "
+               ": trace a TorchScript model as it runs, and show its layers (summary), draw it "
+               "(draw) or record "
+               "the activations and gradients of chosen layers (record). Exit codes: 0 done, 1 the "
+               "model failed "
                "(the partial summary is printed), 2 a command line or input it cannot act on."};
   app.name("recorder");
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string(recorder::version));
 
   SummaryArgs summary;
-  CLI::App* sub_summary = app.add_subcommand("summary", "Print torchinfo's summary table of the model");
+  CLI::App* sub_summary =
+      app.add_subcommand("summary", "Print torchinfo's summary table of the model");
   add_common(*sub_summary, summary.common);
   sub_summary->add_option("--depth", summary.depth, "Rows down to this depth (default 3)");
-  sub_summary->add_option("--columns", summary.columns,
-                          "Columns, comma-separated: input_size, output_size, num_params, params_percent, "
-                          "kernel_size, groups, mult_adds, trainable (default output_size,num_params)");
-  sub_summary->add_option("--row-settings", summary.row_settings,
-                          "Row labels, comma-separated: depth, var_names, ascii_only (default depth)");
-  sub_summary->add_option("--col-width", summary.col_width, "Width of every column but the first (default 25)");
+  sub_summary->add_option(
+      "--columns", summary.columns,
+      "Columns, comma-separated: input_size, output_size, num_params, params_percent, "
+      "kernel_size, groups, mult_adds, trainable (default output_size,num_params)");
+  sub_summary->add_option(
+      "--row-settings", summary.row_settings,
+      "Row labels, comma-separated: depth, var_names, ascii_only (default depth)");
+  sub_summary->add_option("--col-width", summary.col_width,
+                          "Width of every column but the first (default 25)");
   sub_summary->add_flag("--ascii", summary.ascii, "Tree drawn with ASCII characters");
-  sub_summary->add_flag("--verbose", summary.verbose, "One row per parameter under each module (torchinfo's verbose=2)");
-  sub_summary->add_flag("--all-outputs", summary.all_outputs, "Shapes of every output, not just the first");
-  sub_summary->add_flag("--functional-mult-adds", summary.functional,
-                        "Add the mult-adds of matmuls, convolutions and attention written as functions (with "
-                        "--aten-ops: inside leaf modules too), which torchinfo misses");
-  sub_summary->add_option("-o,--output", summary.out, "Write the table to this file instead of standard output");
+  sub_summary->add_flag("--verbose", summary.verbose,
+                        "One row per parameter under each module (torchinfo's verbose=2)");
+  sub_summary->add_flag("--all-outputs", summary.all_outputs,
+                        "Shapes of every output, not just the first");
+  sub_summary->add_flag(
+      "--functional-mult-adds", summary.functional,
+      "Add the mult-adds of matmuls, convolutions and attention written as functions (with "
+      "--aten-ops: inside leaf modules too), which torchinfo misses");
+  sub_summary->add_option("-o,--output", summary.out,
+                          "Write the table to this file instead of standard output");
 
   DrawArgs draw;
   CLI::App* sub_draw = app.add_subcommand(
-      "draw", "Draw the model's graph (torchview's pictures) into a file whose extension names the format");
+      "draw",
+      "Draw the model's graph (torchview's pictures) into a file whose extension names the format");
   add_common(*sub_draw, draw.common);
-  sub_draw->add_option("-o,--output", draw.out, "The file to write: .dot, .svg, .png (Graphviz), .json (the drawn graph), .mmd (Mermaid)")
+  sub_draw
+      ->add_option(
+          "-o,--output", draw.out,
+          "The file to write: .dot, .svg, .png (Graphviz), .json (the drawn graph), .mmd (Mermaid)")
       ->required();
-  sub_draw->add_option("--format", draw.format, "dot, svg, png, json (the whole recorded graph), json-view, mermaid: overrides the extension");
-  sub_draw->add_option("--depth", draw.depth, "Modules deeper are not drawn: an integer, or inf (default 3)");
-  sub_draw->add_flag("--expand-nested", draw.expand_nested, "Draw composite modules as clusters around their contents");
+  sub_draw->add_option("--format", draw.format,
+                       "dot, svg, png, json (the whole recorded graph), json-view, mermaid: "
+                       "overrides the extension");
+  sub_draw->add_option("--depth", draw.depth,
+                       "Modules deeper are not drawn: an integer, or inf (default 3)");
+  sub_draw->add_flag("--expand-nested", draw.expand_nested,
+                     "Draw composite modules as clusters around their contents");
   sub_draw->add_flag("--roll", draw.roll, "Draw repeated calls of a module once");
-  sub_draw->add_flag("--show-inner-tensors", draw.inner_tensors, "Draw every intermediate tensor (torchview's hide_inner_tensors=False)");
+  sub_draw->add_flag("--show-inner-tensors", draw.inner_tensors,
+                     "Draw every intermediate tensor (torchview's hide_inner_tensors=False)");
   sub_draw->add_flag("--show-module-functions", draw.module_functions,
-                     "Draw the ops inside leaf modules (needs --aten-ops; torchview's hide_module_functions=False)");
+                     "Draw the ops inside leaf modules (needs --aten-ops; torchview's "
+                     "hide_module_functions=False)");
   sub_draw->add_option("--direction", draw.direction, "TB, LR, BT or RL (default TB)");
-  sub_draw->add_flag("--no-shapes", draw.no_shapes, "Leave the input and output shapes off the nodes");
+  sub_draw->add_flag("--no-shapes", draw.no_shapes,
+                     "Leave the input and output shapes off the nodes");
   sub_draw->add_flag("--show-params", draw.show_params, "Show parameter counts on module nodes");
-  sub_draw->add_flag("--not-strict", draw.not_strict, "Draw parallel edges once per tensor, not merged");
-  sub_draw->add_option("--graph-name", draw.graph_name, "The graph's name (default: the model's class)");
-  sub_draw->add_option("--dot-timeout", draw.dot_timeout,
-                       "Seconds Graphviz's dot may run for .svg/.png before sfdp lays the graph out instead "
-                       "(default: $RECORDER_DOT_TIMEOUT, else 60; 0: no limit)")
+  sub_draw->add_flag("--not-strict", draw.not_strict,
+                     "Draw parallel edges once per tensor, not merged");
+  sub_draw->add_option("--graph-name", draw.graph_name,
+                       "The graph's name (default: the model's class)");
+  sub_draw
+      ->add_option(
+          "--dot-timeout", draw.dot_timeout,
+          "Seconds Graphviz's dot may run for .svg/.png before sfdp lays the graph out instead "
+          "(default: $RECORDER_DOT_TIMEOUT, else 60; 0: no limit)")
       ->type_name("SECONDS")
       ->check(CLI::NonNegativeNumber);
 
   RecordArgs record;
   CLI::App* sub_record = app.add_subcommand(
-      "record", "Record the inputs, outputs or gradients of chosen layers over batches, reduced, into a file "
-                "Python's torch.load reads");
+      "record",
+      "Record the inputs, outputs or gradients of chosen layers over batches, reduced, into a file "
+      "Python's torch.load reads");
   add_common(*sub_record, record.common);
-  sub_record->add_option("--layers", record.layers,
-                         "Layers, comma-separated: paths (layer4, layer1.0.relu#1), depth-index labels (3-18), "
-                         "class:Conv2d, index:5, all")
+  sub_record
+      ->add_option(
+          "--layers", record.layers,
+          "Layers, comma-separated: paths (layer4, layer1.0.relu#1), depth-index labels (3-18), "
+          "class:Conv2d, index:5, all")
       ->required();
-  sub_record->add_option("--what", record.what, "output, input (after the forward), pre (before it), grad-output, grad-input (default output)");
-  sub_record->add_option("--reduce", record.reduce, "all (keep every batch), last, sum, mean, moments, minmax, histogram (default all)");
+  sub_record->add_option("--what", record.what,
+                         "output, input (after the forward), pre (before it), grad-output, "
+                         "grad-input (default output)");
+  sub_record->add_option(
+      "--reduce", record.reduce,
+      "all (keep every batch), last, sum, mean, moments, minmax, histogram (default all)");
   sub_record->add_option("--batches", record.batches,
-                         "Forwards to run (default: as many as the --input files hold, else 1); fresh random inputs each");
+                         "Forwards to run (default: as many as the --input files hold, else 1); "
+                         "fresh random inputs each");
   sub_record->add_option("--bins", record.bins, "Histogram bins (default 100)");
-  sub_record->add_option("--range", record.range, "Histogram range lo,hi (needed by --reduce histogram)");
-  sub_record->add_option("--correction", record.correction, "Moments: the variance's correction, as torch.var (default 1)");
-  sub_record->add_option("--max-bytes", record.max_bytes, "--reduce all: stop with an error past this many bytes (default: no cap)");
+  sub_record->add_option("--range", record.range,
+                         "Histogram range lo,hi (needed by --reduce histogram)");
+  sub_record->add_option("--correction", record.correction,
+                         "Moments: the variance's correction, as torch.var (default 1)");
+  sub_record->add_option("--max-bytes", record.max_bytes,
+                         "--reduce all: stop with an error past this many bytes (default: no cap)");
   sub_record->add_flag("--sample", record.sample, "Keep the first element of each batch only");
-  sub_record->add_option("-o,--output", record.out, "The file to write (a dict from layer to result, for torch.load)")->required();
+  sub_record
+      ->add_option("-o,--output", record.out,
+                   "The file to write (a dict from layer to result, for torch.load)")
+      ->required();
 
   try {
     app.parse(argc, argv);

@@ -46,7 +46,9 @@ inline std::vector<std::string> split(std::string_view text) {
 /// "1,3,224,224" -> {1, 3, 224, 224}; every size a positive integer (`--input-size`).
 inline std::vector<std::int64_t> parse_sizes(std::string_view text) {
   const std::vector<std::string> items = split(text);
-  if (items.empty()) throw UsageError("recorder: --input-size '" + std::string(text) + "' is empty; write sizes like 1,3,224,224");
+  if (items.empty())
+    throw UsageError("recorder: --input-size '" + std::string(text) +
+                     "' is empty; write sizes like 1,3,224,224");
   std::vector<std::int64_t> sizes;
   for (const std::string& item : items) {
     std::int64_t v = 0;
@@ -60,9 +62,9 @@ inline std::vector<std::int64_t> parse_sizes(std::string_view text) {
 }
 
 /// The dtypes `--dtype` takes, as Python spells them.
-inline constexpr std::string_view dtype_names[] = {"float32", "float", "float64", "double", "float16", "half",
-                                                   "bfloat16", "int64", "long", "int32", "int", "int16",
-                                                   "int8", "uint8", "bool"};
+inline constexpr std::string_view dtype_names[] = {
+    "float32", "float", "float64", "double", "float16", "half",  "bfloat16", "int64",
+    "long",    "int32", "int",     "int16",  "int8",    "uint8", "bool"};
 
 /// A dtype name as Python spells it ("float32", "long", ...); throws `UsageError` otherwise.
 inline std::string parse_dtype(std::string_view name) {
@@ -75,8 +77,8 @@ inline std::string parse_dtype(std::string_view name) {
 
 /// True for the integer (and bool) dtypes: their random inputs are integers.
 inline bool is_integer_dtype(std::string_view name) {
-  return name != "float32" && name != "float" && name != "float64" && name != "double" && name != "float16" &&
-         name != "half" && name != "bfloat16";
+  return name != "float32" && name != "float" && name != "float64" && name != "double" &&
+         name != "float16" && name != "half" && name != "bfloat16";
 }
 
 /// torchinfo's column names ("input_size,output_size,num_params,mult_adds").
@@ -85,11 +87,14 @@ inline std::vector<SummaryColumn> parse_columns(std::string_view text) {
     std::string_view name;
     SummaryColumn column;
   };
-  static constexpr Name names[] = {
-      {"input_size", SummaryColumn::input_size},     {"output_size", SummaryColumn::output_size},
-      {"num_params", SummaryColumn::num_params},     {"params_percent", SummaryColumn::params_percent},
-      {"kernel_size", SummaryColumn::kernel_size},   {"groups", SummaryColumn::groups},
-      {"mult_adds", SummaryColumn::mult_adds},       {"trainable", SummaryColumn::trainable}};
+  static constexpr Name names[] = {{"input_size", SummaryColumn::input_size},
+                                   {"output_size", SummaryColumn::output_size},
+                                   {"num_params", SummaryColumn::num_params},
+                                   {"params_percent", SummaryColumn::params_percent},
+                                   {"kernel_size", SummaryColumn::kernel_size},
+                                   {"groups", SummaryColumn::groups},
+                                   {"mult_adds", SummaryColumn::mult_adds},
+                                   {"trainable", SummaryColumn::trainable}};
   std::vector<SummaryColumn> out;
   for (const std::string& item : split(text)) {
     bool found = false;
@@ -101,7 +106,8 @@ inline std::vector<SummaryColumn> parse_columns(std::string_view text) {
     if (!found) {
       std::string known;
       for (const Name& n : names) known += (known.empty() ? "" : ", ") + std::string(n.name);
-      throw UsageError("recorder: unknown column '" + item + "' in --columns (one of " + known + ")");
+      throw UsageError("recorder: unknown column '" + item + "' in --columns (one of " + known +
+                       ")");
     }
   }
   if (out.empty()) throw UsageError("recorder: --columns is empty");
@@ -117,10 +123,15 @@ struct RowSettings {
 inline RowSettings parse_row_settings(std::string_view text) {
   RowSettings out;
   for (const std::string& item : split(text)) {
-    if (item == "depth") out.rows.push_back(SummaryRowSetting::depth);
-    else if (item == "var_names") out.rows.push_back(SummaryRowSetting::var_names);
-    else if (item == "ascii_only") out.ascii_only = true;
-    else throw UsageError("recorder: unknown row setting '" + item + "' in --row-settings (one of depth, var_names, ascii_only)");
+    if (item == "depth")
+      out.rows.push_back(SummaryRowSetting::depth);
+    else if (item == "var_names")
+      out.rows.push_back(SummaryRowSetting::var_names);
+    else if (item == "ascii_only")
+      out.ascii_only = true;
+    else
+      throw UsageError("recorder: unknown row setting '" + item +
+                       "' in --row-settings (one of depth, var_names, ascii_only)");
   }
   return out;
 }
@@ -131,7 +142,8 @@ inline std::optional<int> parse_depth(std::string_view text) {
   int v = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (ec != std::errc{} || end != text.data() + text.size() || v < 0)
-    throw UsageError("recorder: --depth '" + std::string(text) + "' is neither an integer >= 0 nor 'inf'");
+    throw UsageError("recorder: --depth '" + std::string(text) +
+                     "' is neither an integer >= 0 nor 'inf'");
   return v;
 }
 
@@ -140,7 +152,8 @@ inline Direction parse_direction(std::string_view text) {
   if (text == "LR") return Direction::LR;
   if (text == "BT") return Direction::BT;
   if (text == "RL") return Direction::RL;
-  throw UsageError("recorder: --direction '" + std::string(text) + "' is not one of TB, LR, BT, RL");
+  throw UsageError("recorder: --direction '" + std::string(text) +
+                   "' is not one of TB, LR, BT, RL");
 }
 
 /// The formats `draw` writes, chosen by the output's extension (or `--format`).
@@ -167,7 +180,8 @@ inline Format parse_format(const std::filesystem::path& path, std::string_view f
   if (f == "json") return Format::json;
   if (f == "json-view") return Format::json_view;
   if (f == "mermaid") return Format::mermaid;
-  throw UsageError("recorder: --format '" + std::string(format) + "' is not one of dot, svg, png, json, json-view, mermaid");
+  throw UsageError("recorder: --format '" + std::string(format) +
+                   "' is not one of dot, svg, png, json, json-view, mermaid");
 }
 
 /// The layer addresses of `--layers` ("layer4,fc", "3-18", "class:Conv2d", "index:5", "all").
@@ -190,7 +204,9 @@ inline std::vector<LayerAddress> parse_layers(std::string_view text) {
     }
   }
   if (out.empty())
-    throw UsageError("recorder: --layers is empty; name layers like layer4,fc or 3-18, class:Conv2d, index:5, all");
+    throw UsageError(
+        "recorder: --layers is empty; name layers like layer4,fc or 3-18, class:Conv2d, index:5, "
+        "all");
   return out;
 }
 
@@ -203,7 +219,8 @@ inline Record parse_what(std::string_view text) {
   if (text == "pre") return Record::pre;
   if (text == "grad-output") return Record::grad_output;
   if (text == "grad-input") return Record::grad_input;
-  throw UsageError("recorder: --what '" + std::string(text) + "' is not one of output, input, pre, grad-output, grad-input");
+  throw UsageError("recorder: --what '" + std::string(text) +
+                   "' is not one of output, input, pre, grad-output, grad-input");
 }
 
 /// The reductions `record --reduce` takes.
@@ -217,40 +234,47 @@ inline Reduce parse_reduce(std::string_view text) {
   if (text == "moments") return Reduce::moments;
   if (text == "minmax") return Reduce::minmax;
   if (text == "histogram") return Reduce::histogram;
-  throw UsageError("recorder: --reduce '" + std::string(text) + "' is not one of all, last, sum, mean, moments, minmax, histogram");
+  throw UsageError("recorder: --reduce '" + std::string(text) +
+                   "' is not one of all, last, sum, mean, moments, minmax, histogram");
 }
 
 /// `--range lo,hi` of a histogram: two finite numbers, lo < hi.
 inline std::pair<double, double> parse_range(std::string_view text) {
   const std::vector<std::string> items = split(text);
-  if (items.size() != 2) throw UsageError("recorder: --range '" + std::string(text) + "' needs two numbers, like -4,4");
+  if (items.size() != 2)
+    throw UsageError("recorder: --range '" + std::string(text) + "' needs two numbers, like -4,4");
   double v[2];
   for (int i = 0; i < 2; ++i) {
     try {
       std::size_t used = 0;
       v[i] = std::stod(items[static_cast<std::size_t>(i)], &used);
-      if (used != items[static_cast<std::size_t>(i)].size()) throw std::invalid_argument("trailing");
+      if (used != items[static_cast<std::size_t>(i)].size())
+        throw std::invalid_argument("trailing");
     } catch (const std::exception&) {
-      throw UsageError("recorder: --range '" + std::string(text) + "': '" + items[static_cast<std::size_t>(i)] +
-                       "' is not a number");
+      throw UsageError("recorder: --range '" + std::string(text) + "': '" +
+                       items[static_cast<std::size_t>(i)] + "' is not a number");
     }
   }
-  if (!(v[0] < v[1])) throw UsageError("recorder: --range '" + std::string(text) + "' needs lo < hi");
+  if (!(v[0] < v[1]))
+    throw UsageError("recorder: --range '" + std::string(text) + "' needs lo < hi");
   return {v[0], v[1]};
 }
 
 /// Throws `UsageError` unless `path` can be written (its folder exists and is writable, and the
 /// file, if there, is writable): checked before a long run, so it fails at once.
 inline void check_writable(const std::filesystem::path& path) {
-  const std::filesystem::path folder = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+  const std::filesystem::path folder =
+      path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
   std::error_code ec;
   if (!std::filesystem::is_directory(folder, ec))
-    throw UsageError("recorder: cannot write '" + path.string() + "': '" + folder.string() +
-                     (std::filesystem::exists(folder, ec) ? "' is not a folder" : "' does not exist"));
+    throw UsageError(
+        "recorder: cannot write '" + path.string() + "': '" + folder.string() +
+        (std::filesystem::exists(folder, ec) ? "' is not a folder" : "' does not exist"));
   if (std::filesystem::is_directory(path, ec))
     throw UsageError("recorder: cannot write '" + path.string() + "': it is a directory");
   if (::access(folder.c_str(), W_OK) != 0)
-    throw UsageError("recorder: cannot write '" + path.string() + "': folder '" + folder.string() + "' is not writable");
+    throw UsageError("recorder: cannot write '" + path.string() + "': folder '" + folder.string() +
+                     "' is not writable");
   if (std::filesystem::exists(path, ec) && ::access(path.c_str(), W_OK) != 0)
     throw UsageError("recorder: cannot write '" + path.string() + "': permission denied");
 }

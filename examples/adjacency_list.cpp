@@ -49,8 +49,10 @@ struct AdjacencyList {
         }
         return out;
       }
-      case recorder::NodeKind::function: return std::string(g.function(id).op);
-      default: return std::string(recorder::to_string(g.kind(id)));
+      case recorder::NodeKind::function:
+        return std::string(g.function(id).op);
+      default:
+        return std::string(recorder::to_string(g.kind(id)));
     }
   }
 };
@@ -72,7 +74,8 @@ TORCH_MODULE(Tiny);
 int main() try {
   torch::manual_seed(0);
   Tiny model;
-  const auto trace = recorder::Tracer<recorder::record::Structure>{}.run(model, torch::randn({1, 4}));
+  const auto trace =
+      recorder::Tracer<recorder::record::Structure>{}.run(model, torch::randn({1, 4}));
   std::cout << "depth 1:\n";
   recorder::render<AdjacencyList>(trace, {.depth = 1}, std::cout);
   std::cout << "depth 1, every tensor:\n";

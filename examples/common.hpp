@@ -37,7 +37,8 @@ inline void print_counts(const recorder::Trace& trace) {
 }
 
 /// Exits with an error when the traced forward did not compute what the plain one did.
-inline void require_equal(const at::Tensor& plain, const at::Tensor& traced, std::string_view what) {
+inline void require_equal(const at::Tensor& plain, const at::Tensor& traced,
+                          std::string_view what) {
   if (!plain.equal(traced)) {
     std::cerr << what << ": traced output differs from the plain forward\n";
     std::exit(1);

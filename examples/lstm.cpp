@@ -14,8 +14,10 @@ int main() try {
   const auto plain = model->forward(tokens);
   auto trace = recorder::Tracer<recorder::record::Structure>{}.run(model, tokens);
   examples::require_equal(std::get<0>(plain), std::get<0>(trace.output), "logits");
-  examples::require_equal(std::get<0>(std::get<1>(plain)), std::get<0>(std::get<1>(trace.output)), "h");
-  examples::require_equal(std::get<1>(std::get<1>(plain)), std::get<1>(std::get<1>(trace.output)), "c");
+  examples::require_equal(std::get<0>(std::get<1>(plain)), std::get<0>(std::get<1>(trace.output)),
+                          "h");
+  examples::require_equal(std::get<1>(std::get<1>(plain)), std::get<1>(std::get<1>(trace.output)),
+                          "c");
   examples::print_counts(trace);
   for (auto call : recorder::views::module_calls(trace.graph)) {
     const auto& m = trace.graph.module_of(call);

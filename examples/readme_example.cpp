@@ -31,12 +31,16 @@ int main() {
   };
   for (const auto& n : recorder::visible_graph(trace.graph, {.depth = 1}).nodes) {
     std::cout << trace.graph.label(n.node);
-    if (n.kind == recorder::NodeKind::module) std::cout << " " << trace.graph.module_of(n.node).name;
-    if (recorder::is_tensor_kind(n.kind)) std::cout << shapes({n.node}) << "\n";
-    else std::cout << ":" << shapes(n.inputs) << " ->" << shapes(n.outputs) << "\n";
+    if (n.kind == recorder::NodeKind::module)
+      std::cout << " " << trace.graph.module_of(n.node).name;
+    if (recorder::is_tensor_kind(n.kind))
+      std::cout << shapes({n.node}) << "\n";
+    else
+      std::cout << ":" << shapes(n.inputs) << " ->" << shapes(n.outputs) << "\n";
   }
   std::cout << trace.total_params << " parameters\n";
 
   recorder::render_to_file<recorder::backend::Svg>(trace, {.depth = 1}, "block.svg");  // Graphviz
-  recorder::render_to_file<recorder::backend::Json>(trace, {}, "block.json");  // everything recorded
+  recorder::render_to_file<recorder::backend::Json>(trace, {},
+                                                    "block.json");  // everything recorded
 }

@@ -33,16 +33,22 @@ struct AbsMax {
     std::uint64_t count = 0;
   };
   template <class T>
-  state<T> init(const T& x) const { return {x.detach().abs(), 1}; }
+  state<T> init(const T& x) const {
+    return {x.detach().abs(), 1};
+  }
   template <class T>
   void update(state<T>& s, const T& x) const {
     s.peak = torch::maximum(s.peak, x.detach().abs());
     ++s.count;
   }
   template <class T>
-  T result(const state<T>& s) const { return s.peak; }
+  T result(const state<T>& s) const {
+    return s.peak;
+  }
   template <class T>
-  std::uint64_t count(const state<T>& s) const { return s.count; }
+  std::uint64_t count(const state<T>& s) const {
+    return s.count;
+  }
 };
 static_assert(recorder::reduce::reduction<AbsMax, torch::Tensor>);
 
@@ -52,7 +58,8 @@ struct ScaledImpl : torch::nn::Module {
   template <recorder::tensor_like T>
   T forward(T x) {
     T y = fc(x);
-    return recorder::op("erf", [](const torch::Tensor& t) { return torch::erf(t); }, y);
+    return recorder::op(
+        "erf", [](const torch::Tensor& t) { return torch::erf(t); }, y);
   }
 };
 TORCH_MODULE(Scaled);

@@ -29,10 +29,11 @@ int main(int argc, char** argv) try {
             << " mult-adds (torchinfo: 1.81 G)\n";
 
   const recorder::RenderOptions options{.depth = 3};
-  for (const auto& written : {recorder::render_to_file<recorder::backend::Dot>(trace, options, out / "resnet18"),
-                              recorder::render_to_file<recorder::backend::Svg>(trace, options, out / "resnet18"),
-                              recorder::render_to_file<recorder::backend::Json>(trace, options, out / "resnet18"),
-                              recorder::render_to_file<recorder::backend::Summary>(trace, options, out / "resnet18")})
+  for (const auto& written :
+       {recorder::render_to_file<recorder::backend::Dot>(trace, options, out / "resnet18"),
+        recorder::render_to_file<recorder::backend::Svg>(trace, options, out / "resnet18"),
+        recorder::render_to_file<recorder::backend::Json>(trace, options, out / "resnet18"),
+        recorder::render_to_file<recorder::backend::Summary>(trace, options, out / "resnet18")})
     std::cout << "wrote " << written.filename().string() << "\n";
   return 0;
 } catch (const std::exception& e) {

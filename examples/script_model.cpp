@@ -16,11 +16,13 @@ int main(int argc, char** argv) {
   torch::jit::Module model = recorder::load_model(argv[1]);  // torch::jit::load, with clear errors
 
   // The graph, as the templated front end gives it: full paths, classes, labels, shapes.
-  const auto t = recorder::Tracer<rr::Structure>{{.no_grad = true}}.run(model, torch::randn({1, 3, 224, 224}));
-  std::cout << t.model_name << ": " << t.graph.size() << " nodes, " << t.total_params << " parameters, "
-            << recorder::summarize(t).total_mult_adds << " mult-adds\n";
+  const auto t =
+      recorder::Tracer<rr::Structure>{{.no_grad = true}}.run(model, torch::randn({1, 3, 224, 224}));
+  std::cout << t.model_name << ": " << t.graph.size() << " nodes, " << t.total_params
+            << " parameters, " << recorder::summarize(t).total_mult_adds << " mult-adds\n";
   for (auto call : recorder::resolve(t.graph, recorder::by_class("BasicBlock")))
-    std::cout << recorder::depth_index_label(t.graph, call) << " " << t.graph.module_of(call).path << "\n";
+    std::cout << recorder::depth_index_label(t.graph, call) << " " << t.graph.module_of(call).path
+              << "\n";
   recorder::render_to_file<recorder::backend::Dot>(t, {.depth = 2}, "resnet18.dot");
 
   // Recording policies work the same: layer4's mean output over 10 batches.

@@ -33,15 +33,17 @@ recorder_jobs() {
   echo "$jobs"
 }
 
-# Installs the missing packages (only those), with apt-get, without prompts.
+# Installs the missing packages (only those), with apt-get, without prompts: RECORDER_PACKAGES
+# and the extra packages named as arguments (test.sh adds clang-format).
 recorder_install_deps() {
   [[ "${RECORDER_SKIP_DEPS:-0}" == 1 ]] && return 0
+  local wanted=("${RECORDER_PACKAGES[@]}" "$@")
   if ! command -v dpkg-query >/dev/null 2>&1; then
-    recorder_log "not a Debian-like system: make sure these are installed: ${RECORDER_PACKAGES[*]}"
+    recorder_log "not a Debian-like system: make sure these are installed: ${wanted[*]}"
     return 0
   fi
   local missing=() p
-  for p in "${RECORDER_PACKAGES[@]}"; do
+  for p in "${wanted[@]}"; do
     [[ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)" == "install ok installed" ]] \
       || missing+=("$p")
   done

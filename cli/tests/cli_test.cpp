@@ -19,7 +19,8 @@
 
 #if !defined(RECORDER_CLI) || !defined(RECORDER_SCRIPT_MODELS) || !defined(RECORDER_GOLDEN_DIR) || \
     !defined(RECORDER_PYTHON) || !defined(RECORDER_CHECK_RECORD) || !defined(RECORDER_README)
-#error "RECORDER_CLI, RECORDER_SCRIPT_MODELS, RECORDER_GOLDEN_DIR, RECORDER_PYTHON, RECORDER_CHECK_RECORD, RECORDER_README must be set"
+#error \
+    "RECORDER_CLI, RECORDER_SCRIPT_MODELS, RECORDER_GOLDEN_DIR, RECORDER_PYTHON, RECORDER_CHECK_RECORD, RECORDER_README must be set"
 #endif
 
 namespace fs = std::filesystem;
@@ -31,7 +32,9 @@ std::string read(const fs::path& p) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-std::string model(const std::string& name) { return (fs::path(RECORDER_SCRIPT_MODELS) / name).string(); }
+std::string model(const std::string& name) {
+  return (fs::path(RECORDER_SCRIPT_MODELS) / name).string();
+}
 std::string golden(const std::string& name) { return read(fs::path(RECORDER_GOLDEN_DIR) / name); }
 
 /// A shell word: 'it''s' quoted.
@@ -84,7 +87,8 @@ std::string python_check(const std::vector<std::string>& args) {
 
 std::size_t occurrences(const std::string& text, const std::string& what) {
   std::size_t n = 0;
-  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + what.size())) ++n;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + what.size()))
+    ++n;
   return n;
 }
 
@@ -102,17 +106,19 @@ std::vector<std::string> lines(const std::string& text) {
 BOOST_AUTO_TEST_CASE(help_names_every_subcommand_and_option) {
   const Run top = recorder_cli({"--help"});
   BOOST_TEST(top.code == 0);
-  for (const char* word : {"summary", "draw", "record", "Exit codes"}) BOOST_TEST(top.out.find(word) != std::string::npos, word);
+  for (const char* word : {"summary", "draw", "record", "Exit codes"})
+    BOOST_TEST(top.out.find(word) != std::string::npos, word);
   const Run record = recorder_cli({"record", "--help"});
   BOOST_TEST(record.code == 0);
-  for (const char* word : {"--input-size", "--input", "--dtype", "--int-high", "--seed", "--train", "--no-grad",
-                           "--aten-ops", "--layers", "--what", "--reduce", "--batches", "--bins", "--range",
-                           "--correction", "--max-bytes", "--sample", "--output"})
+  for (const char* word :
+       {"--input-size", "--input", "--dtype", "--int-high", "--seed", "--train", "--no-grad",
+        "--aten-ops", "--layers", "--what", "--reduce", "--batches", "--bins", "--range",
+        "--correction", "--max-bytes", "--sample", "--output"})
     BOOST_TEST(record.out.find(word) != std::string::npos, word);
   const Run draw = recorder_cli({"draw", "--help"});
-  for (const char* word : {"--depth", "--expand-nested", "--roll", "--show-inner-tensors", "--show-module-functions",
-                           "--direction", "--no-shapes", "--show-params", "--not-strict", "--graph-name", "--format",
-                           "--dot-timeout"})
+  for (const char* word : {"--depth", "--expand-nested", "--roll", "--show-inner-tensors",
+                           "--show-module-functions", "--direction", "--no-shapes", "--show-params",
+                           "--not-strict", "--graph-name", "--format", "--dot-timeout"})
     BOOST_TEST(draw.out.find(word) != std::string::npos, word);
   const Run version = recorder_cli({"--version"});
   BOOST_TEST(version.code == 0);
@@ -134,70 +140,87 @@ BOOST_AUTO_TEST_CASE(summary_of_scripted_and_traced_resnet18_is_torchinfos_table
     }
   }
   // torchinfo's ascii_only table without depth labels, at 64x64.
-  const Run ascii = recorder_cli(
-      {"summary", model("resnet18_script.pt"), "--input-size", "1,3,64,64", "--row-settings", "ascii_only"});
+  const Run ascii = recorder_cli({"summary", model("resnet18_script.pt"), "--input-size",
+                                  "1,3,64,64", "--row-settings", "ascii_only"});
   BOOST_TEST(ascii.code == 0);
   BOOST_TEST(ascii.out == golden("summary/ascii_only.txt"));
 }
 
 BOOST_AUTO_TEST_CASE(summary_options_and_integer_inputs_give_the_templated_models_tables) {
-  const Run mlp = recorder_cli({"summary", model("mlp_script.pt"), "--input-size", "2,784", "--depth", "1",
-                                "--columns",
-                                "kernel_size,groups,input_size,output_size,num_params,params_percent,mult_adds,"
-                                "trainable",
-                                "--col-width", "20"});
+  const Run mlp = recorder_cli(
+      {"summary", model("mlp_script.pt"), "--input-size", "2,784", "--depth", "1", "--columns",
+       "kernel_size,groups,input_size,output_size,num_params,params_percent,mult_adds,"
+       "trainable",
+       "--col-width", "20"});
   BOOST_TEST(mlp.code == 0);
   BOOST_TEST(mlp.out == golden("summary/mlp_all_columns.txt"));
   // Token ids: int64, drawn below the vocabulary size.
-  const Run transformer =
-      recorder_cli({"summary", model("transformer_script.pt"), "--input-size", "10,2", "--dtype", "int64",
-                    "--int-high", "100"});
+  const Run transformer = recorder_cli({"summary", model("transformer_script.pt"), "--input-size",
+                                        "10,2", "--dtype", "int64", "--int-high", "100"});
   BOOST_TEST(transformer.code == 0);
   BOOST_TEST(transformer.out == golden("summary/transformer.txt"));
   // -o writes the same bytes to a file and says so on stderr.
   const fs::path dir = scratch("summary");
-  const Run to_file = recorder_cli({"summary", model("mlp_script.pt"), "--input", model("mlp_x.pt"), "-o",
-                                    (dir / "mlp.txt").string()});
+  const Run to_file = recorder_cli({"summary", model("mlp_script.pt"), "--input", model("mlp_x.pt"),
+                                    "-o", (dir / "mlp.txt").string()});
   BOOST_TEST(to_file.code == 0);
   BOOST_TEST(to_file.out == "");
   BOOST_TEST(to_file.err == "recorder: wrote " + (dir / "mlp.txt").string() + "\n");
-  BOOST_TEST(read(dir / "mlp.txt").find("MLP                                      [4, 10]") != std::string::npos);
+  BOOST_TEST(read(dir / "mlp.txt").find("MLP                                      [4, 10]") !=
+             std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(several_inputs_each_with_its_size_and_dtype) {
   // forward(x, tokens): features [16, 2, 64] and token ids [16, 2] below 10.
-  const Run r = recorder_cli({"summary", model("two_inputs_script.pt"), "--input-size", "16,2,64", "--input-size",
-                              "16,2", "--dtype", "float32", "--dtype", "int64", "--int-high", "10", "--columns",
-                              "input_size,output_size,num_params"});
+  const Run r =
+      recorder_cli({"summary", model("two_inputs_script.pt"), "--input-size", "16,2,64",
+                    "--input-size", "16,2", "--dtype", "float32", "--dtype", "int64", "--int-high",
+                    "10", "--columns", "input_size,output_size,num_params"});
   BOOST_TEST(r.code == 0);
   const std::vector<std::string> table = lines(r.out);
   BOOST_REQUIRE(table.size() >= 10u);
-  BOOST_TEST(table[3] == "TwoInputs                                [16, 2, 64]               [16, 2, 32]               --");
-  BOOST_TEST(table[4] == "├─Linear: 1-1                            [16, 2, 64]               [16, 2, 32]               2,080");
-  BOOST_TEST(table[5] == "├─Embedding: 1-2                         [16, 2]                   [16, 2, 32]               320");
+  BOOST_TEST(table[3] ==
+             "TwoInputs                                [16, 2, 64]               [16, 2, 32]       "
+             "        --");
+  BOOST_TEST(table[4] ==
+             "├─Linear: 1-1                            [16, 2, 64]               [16, 2, 32]       "
+             "        2,080");
+  BOOST_TEST(table[5] ==
+             "├─Embedding: 1-2                         [16, 2]                   [16, 2, 32]       "
+             "        320");
   BOOST_TEST(table[7] == "Total params: 2,400");
   // One dtype for two inputs makes the tokens float: Embedding refuses them, and says so.
-  const Run wrong = recorder_cli({"summary", model("two_inputs_script.pt"), "--input-size", "16,2,64",
-                                  "--input-size", "16,2"});
+  const Run wrong = recorder_cli({"summary", model("two_inputs_script.pt"), "--input-size",
+                                  "16,2,64", "--input-size", "16,2"});
   BOOST_TEST(wrong.code == 1);
-  BOOST_TEST(wrong.err.rfind("recorder: op 'embedding' failed in module 'embed' (Embedding): ", 0) == 0u);
+  BOOST_TEST(
+      wrong.err.rfind("recorder: op 'embedding' failed in module 'embed' (Embedding): ", 0) == 0u);
   // The same seed gives the same inputs, so the same recording.
   const fs::path dir = scratch("seed");
   for (const char* name : {"a.pt", "b.pt"})
-    BOOST_TEST(recorder_cli({"record", model("two_inputs_script.pt"), "--input-size", "16,2,64", "--input-size",
-                             "16,2", "--dtype", "float32", "--dtype", "int64", "--int-high", "10", "--seed", "7", "--layers", "embed",
-                             "--reduce", "last", "-o", (dir / name).string()})
+    BOOST_TEST(recorder_cli({"record",       model("two_inputs_script.pt"),
+                             "--input-size", "16,2,64",
+                             "--input-size", "16,2",
+                             "--dtype",      "float32",
+                             "--dtype",      "int64",
+                             "--int-high",   "10",
+                             "--seed",       "7",
+                             "--layers",     "embed",
+                             "--reduce",     "last",
+                             "-o",           (dir / name).string()})
                    .code == 0);
   BOOST_TEST(read(dir / "a.pt") == read(dir / "b.pt"));
 }
 
 BOOST_AUTO_TEST_CASE(readme_shows_what_the_program_prints) {
   const std::string command = "recorder summary resnet18.pt --input-size 1,3,224,224 --depth 1";
-  const Run r = recorder_cli({"summary", model("resnet18_script.pt"), "--input-size", "1,3,224,224", "--depth", "1"});
+  const Run r = recorder_cli(
+      {"summary", model("resnet18_script.pt"), "--input-size", "1,3,224,224", "--depth", "1"});
   BOOST_TEST(r.code == 0);
   const std::string block = "```text\n$ " + command + "\n" + r.out + "```\n";
   BOOST_TEST(read(RECORDER_README).find(block) != std::string::npos,
-             "README.md should show, in a text block:\n" << block);
+             "README.md should show, in a text block:\n"
+                 << block);
 }
 
 // ---- draw -----------------------------------------------------------------------------------
@@ -206,7 +229,8 @@ BOOST_AUTO_TEST_CASE(draw_writes_torchviews_pictures_in_every_format) {
   const fs::path dir = scratch("draw");
   const std::string resnet = model("resnet18_script.pt");
   const auto draw = [&](const std::string& file, std::vector<std::string> more = {}) {
-    std::vector<std::string> args{"draw", resnet, "--input-size", "1,3,224,224", "-o", (dir / file).string()};
+    std::vector<std::string> args{"draw",        resnet, "--input-size",
+                                  "1,3,224,224", "-o",   (dir / file).string()};
     args.insert(args.end(), more.begin(), more.end());
     return recorder_cli(args);
   };
@@ -240,7 +264,8 @@ BOOST_AUTO_TEST_CASE(draw_writes_torchviews_pictures_in_every_format) {
   // The whole recorded graph: 76 module calls, 9 functions, 69 tensors, 2 = 156 nodes.
   r = draw("all.json", {"--format", "json"});
   BOOST_TEST(r.code == 0);
-  BOOST_TEST(r.out == "wrote " + (dir / "all.json").string() + ": the recorded graph, 156 nodes, 147 edges\n");
+  BOOST_TEST(r.out == "wrote " + (dir / "all.json").string() +
+                          ": the recorded graph, 156 nodes, 147 edges\n");
   r = draw("d3.mmd");
   BOOST_TEST(r.code == 0);
   BOOST_TEST(read(dir / "d3.mmd").rfind("---\ntitle: \"ResNet\"\n", 0) == 0u);
@@ -249,11 +274,13 @@ BOOST_AUTO_TEST_CASE(draw_writes_torchviews_pictures_in_every_format) {
 BOOST_AUTO_TEST_CASE(draw_shows_the_ops_inside_leaves_with_aten_ops) {
   const fs::path dir = scratch("draw_ops");
   const std::string out = (dir / "mlp.dot").string();
-  const Run plain = recorder_cli({"draw", model("mlp_script.pt"), "--input-size", "1,784", "-o", out});
+  const Run plain =
+      recorder_cli({"draw", model("mlp_script.pt"), "--input-size", "1,784", "-o", out});
   BOOST_TEST(plain.code == 0);
   BOOST_TEST(read(out) == golden("models/mlp_d3.dot"));
-  const Run ops = recorder_cli({"draw", model("mlp_script.pt"), "--input-size", "1,784", "--aten-ops",
-                                "--show-module-functions", "--depth", "inf", "-o", out});
+  const Run ops =
+      recorder_cli({"draw", model("mlp_script.pt"), "--input-size", "1,784", "--aten-ops",
+                    "--show-module-functions", "--depth", "inf", "-o", out});
   BOOST_TEST(ops.code == 0);
   // The leaves drawn as the ops they ran: TorchScript's linear is one op (a C++ Linear runs t, addmm).
   const std::string opened = read(out);
@@ -267,45 +294,56 @@ BOOST_AUTO_TEST_CASE(draw_shows_the_ops_inside_leaves_with_aten_ops) {
 BOOST_AUTO_TEST_CASE(record_means_over_batches_that_python_loads_and_agrees_with) {
   const fs::path dir = scratch("record_mean");
   const std::string acts = (dir / "acts.pt").string();
-  const Run r = recorder_cli({"record", model("mlp_script.pt"), "--input", model("mlp_batches.pt"), "--layers",
-                              "fc1,1-3", "--reduce", "mean", "-o", acts});
+  const Run r = recorder_cli({"record", model("mlp_script.pt"), "--input", model("mlp_batches.pt"),
+                              "--layers", "fc1,1-3", "--reduce", "mean", "-o", acts});
   BOOST_TEST(r.code == 0);
-  BOOST_TEST(r.out == "fc1 (Linear, 1-1): 3 samples, 1 tensor\n"
-                      "fc3 (Linear, 1-3): 3 samples, 1 tensor\n"
-                      "wrote " + acts + ": 2 layers, reduce::mean over 3 batches\n");
+  BOOST_TEST(r.out ==
+             "fc1 (Linear, 1-1): 3 samples, 1 tensor\n"
+             "fc3 (Linear, 1-3): 3 samples, 1 tensor\n"
+             "wrote " +
+                 acts + ": 2 layers, reduce::mean over 3 batches\n");
   // Not a terminal: a progress line per tenth of the batches.
   BOOST_TEST(r.err == "recorder: batch 1/3\nrecorder: batch 2/3\nrecorder: batch 3/3\n");
-  BOOST_TEST(python_check({"mlp-mean", model("mlp_script.pt"), model("mlp_batches.pt"), acts}) == "ok\n");
+  BOOST_TEST(python_check({"mlp-mean", model("mlp_script.pt"), model("mlp_batches.pt"), acts}) ==
+             "ok\n");
 }
 
 BOOST_AUTO_TEST_CASE(record_gradients_of_the_summed_output) {
   const fs::path dir = scratch("record_grad");
   const std::string grads = (dir / "grads.pt").string();
-  const Run r = recorder_cli({"record", model("mlp_script.pt"), "--input", model("mlp_batches.pt"), "--layers",
-                              "fc1", "--what", "grad-output", "--reduce", "sum", "-o", grads});
+  const Run r =
+      recorder_cli({"record", model("mlp_script.pt"), "--input", model("mlp_batches.pt"),
+                    "--layers", "fc1", "--what", "grad-output", "--reduce", "sum", "-o", grads});
   BOOST_TEST(r.code == 0);
-  BOOST_TEST(r.out == "fc1 (Linear, 1-1): 3 samples, 1 tensor\n"
-                      "wrote " + grads + ": 1 layer, reduce::sum over 3 batches\n");
-  BOOST_TEST(python_check({"mlp-grad", model("mlp_script.pt"), model("mlp_batches.pt"), grads}) == "ok\n");
+  BOOST_TEST(r.out ==
+             "fc1 (Linear, 1-1): 3 samples, 1 tensor\n"
+             "wrote " +
+                 grads + ": 1 layer, reduce::sum over 3 batches\n");
+  BOOST_TEST(python_check({"mlp-grad", model("mlp_script.pt"), model("mlp_batches.pt"), grads}) ==
+             "ok\n");
 }
 
 BOOST_AUTO_TEST_CASE(record_token_inputs_tuple_outputs_and_histograms) {
   const fs::path dir = scratch("record_lstm");
   const std::string out = (dir / "lstm.pt").string();
-  const Run r = recorder_cli({"record", model("lstm_script.pt"), "--input-size", "5,2", "--dtype", "int64",
-                              "--int-high", "20", "--layers", "encoder,decoder", "--reduce", "last", "-o", out});
+  const Run r = recorder_cli({"record", model("lstm_script.pt"), "--input-size", "5,2", "--dtype",
+                              "int64", "--int-high", "20", "--layers", "encoder,decoder",
+                              "--reduce", "last", "-o", out});
   BOOST_TEST(r.code == 0);
-  BOOST_TEST(r.out == "encoder (LSTM, 1-2): 1 sample, 3 tensors\n"
-                      "decoder (Linear, 1-3): 1 sample, 1 tensor\n"
-                      "wrote " + out + ": 2 layers, reduce::last over 1 batch\n");
+  BOOST_TEST(r.out ==
+             "encoder (LSTM, 1-2): 1 sample, 3 tensors\n"
+             "decoder (Linear, 1-3): 1 sample, 1 tensor\n"
+             "wrote " +
+                 out + ": 2 layers, reduce::last over 1 batch\n");
   // LSTM's (output, (h, c)) flattened to three tensors.
   BOOST_TEST(python_check({"keys", out}) ==
-             "encoder:0: [5, 2, 512]\nencoder:1: [2, 2, 512]\nencoder:2: [2, 2, 512]\ndecoder: [5, 2, 20]\n");
+             "encoder:0: [5, 2, 512]\nencoder:1: [2, 2, 512]\nencoder:2: [2, 2, 512]\ndecoder: [5, "
+             "2, 20]\n");
   // Every BatchNorm2d of ResNet-18, by class, as 8-bin histograms over two batches.
   const std::string hist = (dir / "bn.pt").string();
-  const Run h = recorder_cli({"record", model("resnet18_script.pt"), "--input-size", "1,3,32,32", "--layers",
-                              "class:BatchNorm2d", "--reduce", "histogram", "--range", "-4,4", "--bins", "8",
-                              "--batches", "2", "-o", hist});
+  const Run h = recorder_cli({"record", model("resnet18_script.pt"), "--input-size", "1,3,32,32",
+                              "--layers", "class:BatchNorm2d", "--reduce", "histogram", "--range",
+                              "-4,4", "--bins", "8", "--batches", "2", "-o", hist});
   BOOST_TEST(h.code == 0);
   const std::vector<std::string> kept = lines(python_check({"keys", hist}));
   BOOST_REQUIRE(kept.size() == 20u);
@@ -327,44 +365,53 @@ BOOST_AUTO_TEST_CASE(what_it_cannot_act_on_gets_one_line_exit_2_and_no_file) {
       {{"summary", resnet, "--input-size", "1,x"},
        "recorder: --input-size '1,x': 'x' is not a positive integer; write sizes like 1,3,224,224"},
       {{"summary", resnet},
-       "recorder: give the model's inputs: --input-size 1,3,224,224 (once per input) or --input x.pt"},
+       "recorder: give the model's inputs: --input-size 1,3,224,224 (once per input) or --input "
+       "x.pt"},
       {{"summary", resnet, "--input-size", "1,3,8,8", "--input", model("x224.pt")},
        "recorder: give either --input-size or --input, not both"},
       {{"summary", resnet, "--input-size", "1,3,8,8", "--dtype", "f32"},
-       "recorder: unknown --dtype 'f32' (one of float32, float, float64, double, float16, half, bfloat16, int64, "
+       "recorder: unknown --dtype 'f32' (one of float32, float, float64, double, float16, half, "
+       "bfloat16, int64, "
        "long, int32, int, int16, int8, uint8, bool)"},
       {{"summary", model("nothere.pt"), "--input-size", "1,3,8,8"},
        "recorder: cannot read '" + model("nothere.pt") + "': no such file"},
       {{"summary", model("resnet18_state_dict.pt"), "--input-size", "1,3,8,8"},
        "recorder: '" + model("resnet18_state_dict.pt") +
-           "' is not a TorchScript model: it holds a collections.OrderedDict of 122 tensors (a state_dict?) saved "
-           "with torch.save. Export the model with torch.jit.script(model).save(path) or torch.jit.trace(model, "
+           "' is not a TorchScript model: it holds a collections.OrderedDict of 122 tensors (a "
+           "state_dict?) saved "
+           "with torch.save. Export the model with torch.jit.script(model).save(path) or "
+           "torch.jit.trace(model, "
            "example_inputs).save(path)."},
       {{"summary", resnet, "--input-size", "1,3,8,8", "--columns", "params"},
-       "recorder: unknown column 'params' in --columns (one of input_size, output_size, num_params, "
+       "recorder: unknown column 'params' in --columns (one of input_size, output_size, "
+       "num_params, "
        "params_percent, kernel_size, groups, mult_adds, trainable)"},
       {{"summary", resnet, "--input-size", "1,3,8,8", "--train", "--eval"},
        "recorder: --train excludes --eval (see recorder --help)"},
       {{"draw", resnet, "--input-size", "1,3,8,8", "-o", (dir / "nowhere" / "out.svg").string()},
-       "recorder: cannot write '" + (dir / "nowhere" / "out.svg").string() + "': '" + (dir / "nowhere").string() +
-           "' does not exist"},
+       "recorder: cannot write '" + (dir / "nowhere" / "out.svg").string() + "': '" +
+           (dir / "nowhere").string() + "' does not exist"},
       {{"draw", resnet, "--input-size", "1,3,8,8", "-o", (dir / "out.pdf").string()},
        "recorder: cannot tell the format of '" + (dir / "out.pdf").string() +
            "' from its extension: use .dot, .svg, .png, .json or .mmd, or --format"},
       {{"draw", resnet, "--input-size", "1,3,8,8", "--depth", "deep", "-o", svg},
        "recorder: --depth 'deep' is neither an integer >= 0 nor 'inf'"},
       {{"record", resnet, "--input-size", "1,3,32,32", "--layers", "layer9", "-o", out},
-       "recorder: unknown layer 'layer9': no module has this path; nearest: layer1, layer2, layer3, layer4, "
+       "recorder: unknown layer 'layer9': no module has this path; nearest: layer1, layer2, "
+       "layer3, layer4, "
        "layer1.0"},
       {{"record", resnet, "--input-size", "1,3,32,32", "--layers", "layer9,fc9,fc", "-o", out},
-       "recorder: 2 unknown layers: 'layer9' (no module has this path; nearest: layer1, layer2, layer3, layer4, "
+       "recorder: 2 unknown layers: 'layer9' (no module has this path; nearest: layer1, layer2, "
+       "layer3, layer4, "
        "layer1.0) and 'fc9' (no module has this path; nearest: fc, bn1, relu, conv1, layer1)"},
-      {{"record", resnet, "--input-size", "1,3,32,32", "--layers", "fc", "--reduce", "histogram", "-o", out},
+      {{"record", resnet, "--input-size", "1,3,32,32", "--layers", "fc", "--reduce", "histogram",
+        "-o", out},
        "recorder: --reduce histogram needs --range lo,hi (and --bins, default 100)"},
-      {{"record", resnet, "--input-size", "1,3,32,32", "--layers", "fc", "--what", "grad-output", "--no-grad", "-o",
-        out},
+      {{"record", resnet, "--input-size", "1,3,32,32", "--layers", "fc", "--what", "grad-output",
+        "--no-grad", "-o", out},
        "recorder: --what grad-output and grad-input need autograd: drop --no-grad"},
-      {{"record", resnet, "--input-size", "1,3,32,32", "--layers", "fc", "-o", (dir / "acts").string()},
+      {{"record", resnet, "--input-size", "1,3,32,32", "--layers", "fc", "-o",
+        (dir / "acts").string()},
        "recorder: -o '" + (dir / "acts").string() + "' needs an extension, like acts.pt"},
       {{"record", resnet, "--input", model("garbage.pt"), "--layers", "fc", "-o", out},
        "recorder: --input '" + model("garbage.pt") + "' is not a tensor saved with torch.save"},
@@ -386,17 +433,22 @@ BOOST_AUTO_TEST_CASE(a_model_that_fails_gives_exit_1_the_failing_layer_and_the_p
   BOOST_TEST(r.code == 1);
   BOOST_TEST(lines(r.err) ==
              (std::vector<std::string>{
-                 "recorder: op 'conv2d' failed in module 'conv1' (Conv2d): Given groups=1, weight of size [64, 3, 7, "
+                 "recorder: op 'conv2d' failed in module 'conv1' (Conv2d): Given groups=1, weight "
+                 "of size [64, 3, 7, "
                  "7], expected input[1, 4, 32, 32] to have 3 channels, but got 4 channels instead",
                  "recorder: the model failed; the summary of what ran before the failure:"}));
   const std::vector<std::string> table = lines(r.out);
   BOOST_REQUIRE(table.size() > 5u);
-  BOOST_TEST(table[3] == "ResNet (failed)                          --                        11,680,104");
-  BOOST_TEST(table[4] == "├─Conv2d: 1-1 (failed)                   --                        9,408");
+  BOOST_TEST(table[3] ==
+             "ResNet (failed)                          --                        11,680,104");
+  BOOST_TEST(table[4] ==
+             "├─Conv2d: 1-1 (failed)                   --                        9,408");
   // draw still writes the graph of what ran, the failed calls marked.
   const std::string dot = (dir / "failed.dot").string();
-  const Run d = recorder_cli({"draw", model("resnet18_script.pt"), "--input-size", "1,4,32,32", "-o", dot});
+  const Run d =
+      recorder_cli({"draw", model("resnet18_script.pt"), "--input-size", "1,4,32,32", "-o", dot});
   BOOST_TEST(d.code == 1);
-  BOOST_TEST(lines(d.err).at(1) == "recorder: wrote the graph of what ran before the failure to " + dot);
+  BOOST_TEST(lines(d.err).at(1) ==
+             "recorder: wrote the graph of what ran before the failure to " + dot);
   BOOST_TEST(occurrences(read(dot), "Conv2d<BR/>conv1<BR/>depth:1<BR/>failed</TD>") == 1u);
 }

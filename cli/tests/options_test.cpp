@@ -44,14 +44,18 @@ BOOST_AUTO_TEST_CASE(lists_split_on_commas_and_drop_blanks) {
 BOOST_AUTO_TEST_CASE(input_sizes_are_positive_integers) {
   BOOST_TEST(cli::parse_sizes("1,3,224,224") == (std::vector<std::int64_t>{1, 3, 224, 224}));
   BOOST_TEST(cli::parse_sizes("10") == (std::vector<std::int64_t>{10}));
-  BOOST_TEST(refusal([] { cli::parse_sizes("1,x"); }) ==
-             "recorder: --input-size '1,x': 'x' is not a positive integer; write sizes like 1,3,224,224");
-  BOOST_TEST(refusal([] { cli::parse_sizes("1,0"); }) ==
-             "recorder: --input-size '1,0': '0' is not a positive integer; write sizes like 1,3,224,224");
+  BOOST_TEST(
+      refusal([] { cli::parse_sizes("1,x"); }) ==
+      "recorder: --input-size '1,x': 'x' is not a positive integer; write sizes like 1,3,224,224");
+  BOOST_TEST(
+      refusal([] { cli::parse_sizes("1,0"); }) ==
+      "recorder: --input-size '1,0': '0' is not a positive integer; write sizes like 1,3,224,224");
   BOOST_TEST(refusal([] { cli::parse_sizes("1,-3"); }) ==
-             "recorder: --input-size '1,-3': '-3' is not a positive integer; write sizes like 1,3,224,224");
+             "recorder: --input-size '1,-3': '-3' is not a positive integer; write sizes like "
+             "1,3,224,224");
   BOOST_TEST(refusal([] { cli::parse_sizes("2.5"); }) ==
-             "recorder: --input-size '2.5': '2.5' is not a positive integer; write sizes like 1,3,224,224");
+             "recorder: --input-size '2.5': '2.5' is not a positive integer; write sizes like "
+             "1,3,224,224");
   BOOST_TEST(refusal([] { cli::parse_sizes(","); }) ==
              "recorder: --input-size ',' is empty; write sizes like 1,3,224,224");
 }
@@ -64,7 +68,8 @@ BOOST_AUTO_TEST_CASE(dtypes_are_spelled_as_in_python) {
   BOOST_TEST(!cli::is_integer_dtype("float32"));
   BOOST_TEST(!cli::is_integer_dtype("bfloat16"));
   BOOST_TEST(refusal([] { cli::parse_dtype("torch.int64"); }) ==
-             "recorder: unknown --dtype 'torch.int64' (one of float32, float, float64, double, float16, half, "
+             "recorder: unknown --dtype 'torch.int64' (one of float32, float, float64, double, "
+             "float16, half, "
              "bfloat16, int64, long, int32, int, int16, int8, uint8, bool)");
 }
 
@@ -72,18 +77,21 @@ BOOST_AUTO_TEST_CASE(summary_columns_and_row_settings_are_torchinfos_names) {
   BOOST_TEST((cli::parse_columns("input_size,output_size,num_params,mult_adds") ==
               std::vector<SummaryColumn>{SummaryColumn::input_size, SummaryColumn::output_size,
                                          SummaryColumn::num_params, SummaryColumn::mult_adds}));
-  BOOST_TEST(refusal([] { cli::parse_columns("params"); }) ==
-             "recorder: unknown column 'params' in --columns (one of input_size, output_size, num_params, "
-             "params_percent, kernel_size, groups, mult_adds, trainable)");
+  BOOST_TEST(
+      refusal([] { cli::parse_columns("params"); }) ==
+      "recorder: unknown column 'params' in --columns (one of input_size, output_size, num_params, "
+      "params_percent, kernel_size, groups, mult_adds, trainable)");
   BOOST_TEST(refusal([] { cli::parse_columns(""); }) == "recorder: --columns is empty");
   const cli::RowSettings r = cli::parse_row_settings("var_names,ascii_only,depth");
-  BOOST_TEST((r.rows == std::vector<SummaryRowSetting>{SummaryRowSetting::var_names, SummaryRowSetting::depth}));
+  BOOST_TEST((r.rows == std::vector<SummaryRowSetting>{SummaryRowSetting::var_names,
+                                                       SummaryRowSetting::depth}));
   BOOST_TEST(r.ascii_only);
   const cli::RowSettings ascii = cli::parse_row_settings("ascii_only");
   BOOST_TEST(ascii.rows.empty());
   BOOST_TEST(ascii.ascii_only);
   BOOST_TEST(refusal([] { cli::parse_row_settings("depth,names"); }) ==
-             "recorder: unknown row setting 'names' in --row-settings (one of depth, var_names, ascii_only)");
+             "recorder: unknown row setting 'names' in --row-settings (one of depth, var_names, "
+             "ascii_only)");
 }
 
 BOOST_AUTO_TEST_CASE(depth_is_an_integer_or_inf_and_direction_one_of_four) {
@@ -113,7 +121,8 @@ BOOST_AUTO_TEST_CASE(the_format_comes_from_the_extension_unless_named) {
   BOOST_TEST((cli::parse_format("m.txt", "dot") == F::dot));
   BOOST_TEST((cli::parse_format("m", "json-view") == F::json_view));
   BOOST_TEST(refusal([] { cli::parse_format("m.pdf"); }) ==
-             "recorder: cannot tell the format of 'm.pdf' from its extension: use .dot, .svg, .png, .json or "
+             "recorder: cannot tell the format of 'm.pdf' from its extension: use .dot, .svg, "
+             ".png, .json or "
              ".mmd, or --format");
   BOOST_TEST(refusal([] { cli::parse_format("m.svg", "pdf"); }) ==
              "recorder: --format 'pdf' is not one of dot, svg, png, json, json-view, mermaid");
@@ -124,31 +133,39 @@ BOOST_AUTO_TEST_CASE(layers_take_every_spelling_of_a_layer_address) {
              (std::vector<std::string>{"layer4", "fc", "3-18", "layer1.0.relu#1"}));
   BOOST_TEST(spellings(cli::parse_layers("class:Conv2d,index:5")) ==
              (std::vector<std::string>{"by_class(\"Conv2d\")", "by_index(5)"}));
-  BOOST_TEST(spellings(cli::parse_layers("all")) == (std::vector<std::string>{"where(all layers)"}));
+  BOOST_TEST(spellings(cli::parse_layers("all")) ==
+             (std::vector<std::string>{"where(all layers)"}));
   BOOST_TEST(refusal([] { cli::parse_layers("index:x"); }) ==
              "recorder: --layers 'index:x': index:N needs a non-negative integer");
   BOOST_TEST(refusal([] { cli::parse_layers(" , "); }) ==
-             "recorder: --layers is empty; name layers like layer4,fc or 3-18, class:Conv2d, index:5, all");
+             "recorder: --layers is empty; name layers like layer4,fc or 3-18, class:Conv2d, "
+             "index:5, all");
 }
 
 BOOST_AUTO_TEST_CASE(what_reduce_and_range_of_record) {
   BOOST_TEST((cli::parse_what("grad-output") == cli::Record::grad_output));
   BOOST_TEST((cli::parse_what("pre") == cli::Record::pre));
-  BOOST_TEST(refusal([] { cli::parse_what("outputs"); }) ==
-             "recorder: --what 'outputs' is not one of output, input, pre, grad-output, grad-input");
+  BOOST_TEST(
+      refusal([] { cli::parse_what("outputs"); }) ==
+      "recorder: --what 'outputs' is not one of output, input, pre, grad-output, grad-input");
   BOOST_TEST((cli::parse_reduce("moments") == cli::Reduce::moments));
   BOOST_TEST((cli::parse_reduce("histogram") == cli::Reduce::histogram));
-  BOOST_TEST(refusal([] { cli::parse_reduce("median"); }) ==
-             "recorder: --reduce 'median' is not one of all, last, sum, mean, moments, minmax, histogram");
+  BOOST_TEST(
+      refusal([] { cli::parse_reduce("median"); }) ==
+      "recorder: --reduce 'median' is not one of all, last, sum, mean, moments, minmax, histogram");
   BOOST_TEST((cli::parse_range("-4,4.5") == std::pair<double, double>{-4.0, 4.5}));
-  BOOST_TEST(refusal([] { cli::parse_range("4"); }) == "recorder: --range '4' needs two numbers, like -4,4");
-  BOOST_TEST(refusal([] { cli::parse_range("1,a"); }) == "recorder: --range '1,a': 'a' is not a number");
-  BOOST_TEST(refusal([] { cli::parse_range("1,1e"); }) == "recorder: --range '1,1e': '1e' is not a number");
+  BOOST_TEST(refusal([] { cli::parse_range("4"); }) ==
+             "recorder: --range '4' needs two numbers, like -4,4");
+  BOOST_TEST(refusal([] { cli::parse_range("1,a"); }) ==
+             "recorder: --range '1,a': 'a' is not a number");
+  BOOST_TEST(refusal([] { cli::parse_range("1,1e"); }) ==
+             "recorder: --range '1,1e': '1e' is not a number");
   BOOST_TEST(refusal([] { cli::parse_range("2,1"); }) == "recorder: --range '2,1' needs lo < hi");
 }
 
 BOOST_AUTO_TEST_CASE(outputs_are_checked_writable_before_the_run) {
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "recorder_cli_options_test";
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / "recorder_cli_options_test";
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir / "sub");
   cli::check_writable(dir / "out.svg");  // a new file in a writable folder
@@ -156,7 +173,8 @@ BOOST_AUTO_TEST_CASE(outputs_are_checked_writable_before_the_run) {
   cli::check_writable(dir / "there.svg");  // an existing, writable file
   const std::string missing = (dir / "nowhere" / "out.svg").string();
   BOOST_TEST(refusal([&] { cli::check_writable(missing); }) ==
-             "recorder: cannot write '" + missing + "': '" + (dir / "nowhere").string() + "' does not exist");
+             "recorder: cannot write '" + missing + "': '" + (dir / "nowhere").string() +
+                 "' does not exist");
   const std::string folder = (dir / "sub").string();
   BOOST_TEST(refusal([&] { cli::check_writable(folder); }) ==
              "recorder: cannot write '" + folder + "': it is a directory");

@@ -12,7 +12,8 @@ struct LSTMNetImpl : torch::nn::Module {
       register_module("embedding", torch::nn::Embedding(20, 300))};
   recorder::Module<torch::nn::LSTM> encoder{
       register_module("encoder", torch::nn::LSTM(torch::nn::LSTMOptions(300, 512).num_layers(2)))};
-  recorder::Module<torch::nn::Linear> decoder{register_module("decoder", torch::nn::Linear(512, 20))};
+  recorder::Module<torch::nn::Linear> decoder{
+      register_module("decoder", torch::nn::Linear(512, 20))};
 
   /// Returns `(logits [seq*batch, 20], (h, c))`, like the Python model.
   template <recorder::tensor_like T>

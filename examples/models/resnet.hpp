@@ -62,10 +62,9 @@ struct ResNetImpl : torch::nn::Module {
 
  public:
   explicit ResNetImpl(std::vector<int64_t> layers, int64_t num_classes = 1000)
-      : conv1(register_module("conv1", torch::nn::Conv2d(torch::nn::Conv2dOptions(3, 64, 7)
-                                                             .stride(2)
-                                                             .padding(3)
-                                                             .bias(false)))),
+      : conv1(register_module(
+            "conv1", torch::nn::Conv2d(
+                         torch::nn::Conv2dOptions(3, 64, 7).stride(2).padding(3).bias(false)))),
         bn1(register_module("bn1", torch::nn::BatchNorm2d(64))),
         relu(register_module("relu", torch::nn::ReLU(torch::nn::ReLUOptions().inplace(true)))),
         maxpool(register_module(
@@ -74,8 +73,8 @@ struct ResNetImpl : torch::nn::Module {
         layer2(register_module("layer2", make_layer(128, layers.at(1), 2))),
         layer3(register_module("layer3", make_layer(256, layers.at(2), 2))),
         layer4(register_module("layer4", make_layer(512, layers.at(3), 2))),
-        avgpool(register_module("avgpool", torch::nn::AdaptiveAvgPool2d(
-                                               torch::nn::AdaptiveAvgPool2dOptions({1, 1})))),
+        avgpool(register_module(
+            "avgpool", torch::nn::AdaptiveAvgPool2d(torch::nn::AdaptiveAvgPool2dOptions({1, 1})))),
         fc(register_module("fc", torch::nn::Linear(512, num_classes))) {}
 
   template <recorder::tensor_like T>
@@ -113,6 +112,8 @@ struct ResNetImpl : torch::nn::Module {
 TORCH_MODULE(ResNet);
 
 /// torchvision's `resnet18()`: 11,689,512 parameters.
-inline ResNet ResNet18(int64_t num_classes = 1000) { return ResNet(std::vector<int64_t>{2, 2, 2, 2}, num_classes); }
+inline ResNet ResNet18(int64_t num_classes = 1000) {
+  return ResNet(std::vector<int64_t>{2, 2, 2, 2}, num_classes);
+}
 
 }  // namespace models

@@ -11,14 +11,17 @@ namespace models {
 /// One encoder layer, as `torch::nn::TransformerEncoderLayer` computes it (post-norm, ReLU).
 struct EncoderLayerImpl : torch::nn::Module {
   EncoderLayerImpl(int64_t d_model, int64_t heads, int64_t feedforward, double dropout = 0.1)
-      : self_attn(register_module("self_attn", torch::nn::MultiheadAttention(
-                                                   torch::nn::MultiheadAttentionOptions(d_model, heads)
-                                                       .dropout(dropout)))),
+      : self_attn(register_module(
+            "self_attn",
+            torch::nn::MultiheadAttention(
+                torch::nn::MultiheadAttentionOptions(d_model, heads).dropout(dropout)))),
         linear1(register_module("linear1", torch::nn::Linear(d_model, feedforward))),
         dropout(register_module("dropout", torch::nn::Dropout(dropout))),
         linear2(register_module("linear2", torch::nn::Linear(feedforward, d_model))),
-        norm1(register_module("norm1", torch::nn::LayerNorm(torch::nn::LayerNormOptions({d_model})))),
-        norm2(register_module("norm2", torch::nn::LayerNorm(torch::nn::LayerNormOptions({d_model})))),
+        norm1(
+            register_module("norm1", torch::nn::LayerNorm(torch::nn::LayerNormOptions({d_model})))),
+        norm2(
+            register_module("norm2", torch::nn::LayerNorm(torch::nn::LayerNormOptions({d_model})))),
         dropout1(register_module("dropout1", torch::nn::Dropout(dropout))),
         dropout2(register_module("dropout2", torch::nn::Dropout(dropout))) {}
 
@@ -48,7 +51,8 @@ struct TransformerEncoderModelImpl : torch::nn::Module {
         embedding(register_module("embedding", torch::nn::Embedding(vocab, d_model))),
         encoder(register_module("encoder", recorder::ModuleList<EncoderLayer>())),
         head(register_module("head", torch::nn::Linear(d_model, vocab))) {
-    for (int64_t i = 0; i < layers; ++i) encoder->push_back(EncoderLayer(d_model, heads, feedforward));
+    for (int64_t i = 0; i < layers; ++i)
+      encoder->push_back(EncoderLayer(d_model, heads, feedforward));
   }
 
   template <recorder::tensor_like T>

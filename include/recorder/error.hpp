@@ -15,8 +15,7 @@ namespace recorder {
 /// trace recorded up to the failure is attached and renders like any other trace.
 class TraceError : public std::runtime_error {
  public:
-  explicit TraceError(Failure f)
-      : std::runtime_error(describe(f)), failure_(std::move(f)) {}
+  explicit TraceError(Failure f) : std::runtime_error(describe(f)), failure_(std::move(f)) {}
 
   const Failure& failure() const noexcept { return failure_; }
 
@@ -26,8 +25,10 @@ class TraceError : public std::runtime_error {
 
   static std::string describe(const Failure& f) {
     std::string s = "recorder: ";
-    if (!f.op.empty()) s += "op '" + f.op + "' failed";
-    else s += "forward failed";
+    if (!f.op.empty())
+      s += "op '" + f.op + "' failed";
+    else
+      s += "forward failed";
     s += " in module ";
     s += f.module_path.empty() ? std::string("<root>") : "'" + f.module_path + "'";
     if (!f.module_class.empty()) s += " (" + f.module_class + ")";

@@ -78,8 +78,10 @@ std::vector<CallHooks*> call_hooks_of(P& p) {
 
 template <class H>
 torch::nn::Module& module_of_holder(H& h) {
-  if constexpr (requires { h.holder(); }) return *h.holder();
-  else return *h;
+  if constexpr (requires { h.holder(); })
+    return *h.holder();
+  else
+    return *h;
 }
 
 }  // namespace detail
@@ -108,10 +110,10 @@ class Tracer {
   explicit Tracer(TraceOptions options) : options_(options) {}
   /// With a policy object: policies that keep state across runs (activations, reductions,
   /// timings) are values, so they plug in here without changing how `run` is called.
-  Tracer(TraceOptions options, policy_type policy) : options_(options), policy_(std::move(policy)) {}
+  Tracer(TraceOptions options, policy_type policy)
+      : options_(options), policy_(std::move(policy)) {}
   /// With one value per policy: `Tracer<record::Structure, record::ForwardOutput<>>({}, {}, outputs)`.
-  Tracer(TraceOptions options, Ps... policies)
-    requires(sizeof...(Ps) > 1)
+  Tracer(TraceOptions options, Ps... policies) requires(sizeof...(Ps) > 1)
       : options_(options), policy_(std::move(policies)...) {}
 
   const TraceOptions& options() const noexcept { return options_; }
@@ -120,8 +122,8 @@ class Tracer {
 
   /// Runs `model` once on `inputs` (tensors, or tuples/vectors of them) and returns the trace.
   template <class H, class... In>
-    requires(!std::same_as<std::remove_cvref_t<H>, torch::jit::Module>)
-  auto run(H& model, const In&... inputs) {
+  requires(!std::same_as<std::remove_cvref_t<H>, torch::jit::Module>) auto run(
+      H& model, const In&... inputs) {
     detail::Recording rec(detail::call_hooks_of(policy_));
     detail::Session& s = rec.session();
     torch::nn::Module& root_module = detail::module_of_holder(model);
@@ -137,8 +139,10 @@ class Tracer {
         NodeId id{};
         if constexpr (policy_type::records_graph) id = rec.input(leaf, next_input, n_inputs);
         ++next_input;
-        if constexpr (policy_type::records_graph) return tensor_type(detail::adopt, leaf, s.ref(id));
-        else return tensor_type(detail::adopt, leaf, {});
+        if constexpr (policy_type::records_graph)
+          return tensor_type(detail::adopt, leaf, s.ref(id));
+        else
+          return tensor_type(detail::adopt, leaf, {});
       } else {
         return leaf;
       }
@@ -182,8 +186,8 @@ class Tracer {
   /// private copy of the model that shares its parameters (made on the first run and kept by
   /// the tracer: reuse a tracer to trace a model many times); the model itself is not changed.
   template <class... In>
-    requires(std::constructible_from<c10::IValue, const In&> && ...)
-  Traced<c10::IValue> run(const torch::jit::Module& model, const In&... inputs) {
+  requires(std::constructible_from<c10::IValue, const In&>&&...) Traced<c10::IValue> run(
+      const torch::jit::Module& model, const In&... inputs) {
     return run(model, std::vector<c10::IValue>{c10::IValue(inputs)...});
   }
 
@@ -194,7 +198,8 @@ class Tracer {
     } else {
       if (!script_cache_) script_cache_ = std::make_shared<detail::script::ScriptCache>();
       return detail::script::trace(*script_cache_, model, std::move(inputs), options_,
-                                   detail::call_hooks_of(policy_), record::observes_ops<policy_type>);
+                                   detail::call_hooks_of(policy_),
+                                   record::observes_ops<policy_type>);
     }
   }
 
@@ -211,15 +216,19 @@ class Tracer {
 
   template <class H>
   static auto& holder_of(H& h) {
-    if constexpr (requires { h.holder(); }) return h.holder();
-    else return h;
+    if constexpr (requires { h.holder(); })
+      return h.holder();
+    else
+      return h;
   }
 
   /// A traced result leaf as a plain tensor; anything else as it is.
   static constexpr auto plain_leaf = [](auto&& leaf) {
     using L = std::remove_cvref_t<decltype(leaf)>;
-    if constexpr (is_recorder_tensor_v<L>) return at::Tensor(leaf.tensor());
-    else return leaf;
+    if constexpr (is_recorder_tensor_v<L>)
+      return at::Tensor(leaf.tensor());
+    else
+      return leaf;
   };
 
   template <class Out>
@@ -232,7 +241,8 @@ class Tracer {
     std::size_t i = 0;
     auto visit = [&](const auto& leaf) {
       if constexpr (is_recorder_tensor_v<decltype(leaf)>) {
-        const NodeId src = detail::operand_node(rec.session(), leaf.tensor(), detail::Access::ref(leaf));
+        const NodeId src =
+            detail::operand_node(rec.session(), leaf.tensor(), detail::Access::ref(leaf));
         rec.output(src, leaf.tensor(), i++, n);
       }
     };

@@ -17,13 +17,17 @@ using RO = recorder::RecorderTensor<recorder::record::Off>;
 struct BlockImpl : torch::nn::Module {
   recorder::Module<torch::nn::Linear> fc{register_module("fc", torch::nn::Linear(4, 4))};
   template <recorder::tensor_like T>
-  T forward(T x) { return relu(fc(x)); }
+  T forward(T x) {
+    return relu(fc(x));
+  }
 };
 TORCH_MODULE(Block);
 
 struct PairImpl : torch::nn::Module {  // composite with two tensor arguments
   template <recorder::tensor_like T>
-  T forward(T a, T b) { return a + b; }
+  T forward(T a, T b) {
+    return a + b;
+  }
 };
 TORCH_MODULE(Pair);
 
@@ -69,10 +73,16 @@ static_assert(!traceable_module<Named, RG>);
 static_assert(!traceable_module<Linear, int>);
 
 // A recorder::Module holder is called like the module: plain in, plain out; traced in, traced out.
-static_assert(std::is_same_v<decltype(std::declval<recorder::Module<Linear>&>()(std::declval<at::Tensor>())), at::Tensor>);
-static_assert(std::is_same_v<decltype(std::declval<recorder::Module<Linear>&>()(std::declval<const RG&>())), RG>);
-static_assert(std::is_same_v<decltype(std::declval<recorder::Module<Block>&>()(std::declval<const RG&>())), RG>);
-static_assert(std::is_same_v<decltype(std::declval<recorder::Module<Block>&>()(std::declval<at::Tensor>())), at::Tensor>);
+static_assert(
+    std::is_same_v<decltype(std::declval<recorder::Module<Linear>&>()(std::declval<at::Tensor>())),
+                   at::Tensor>);
+static_assert(std::is_same_v<
+              decltype(std::declval<recorder::Module<Linear>&>()(std::declval<const RG&>())), RG>);
+static_assert(std::is_same_v<
+              decltype(std::declval<recorder::Module<Block>&>()(std::declval<const RG&>())), RG>);
+static_assert(
+    std::is_same_v<decltype(std::declval<recorder::Module<Block>&>()(std::declval<at::Tensor>())),
+                   at::Tensor>);
 
 }  // namespace
 

@@ -28,29 +28,38 @@ std::vector<std::string> calls(const recorder::Trace& t) { return test::describe
 
 /// A model touching every leaf adapter the library promises.
 struct ZooImpl : torch::nn::Module {
-  recorder::Module<torch::nn::Conv2d> conv{register_module("conv", torch::nn::Conv2d(torch::nn::Conv2dOptions(3, 4, 3).padding(1)))};
+  recorder::Module<torch::nn::Conv2d> conv{
+      register_module("conv", torch::nn::Conv2d(torch::nn::Conv2dOptions(3, 4, 3).padding(1)))};
   recorder::Module<torch::nn::BatchNorm2d> bn{register_module("bn", torch::nn::BatchNorm2d(4))};
   recorder::Module<torch::nn::ReLU> relu{register_module("relu", torch::nn::ReLU())};
   recorder::Module<torch::nn::MaxPool2d> pool{register_module("pool", torch::nn::MaxPool2d(2))};
-  recorder::Module<torch::nn::AdaptiveAvgPool2d> gap{register_module("gap", torch::nn::AdaptiveAvgPool2d(torch::nn::AdaptiveAvgPool2dOptions({1, 1})))};
+  recorder::Module<torch::nn::AdaptiveAvgPool2d> gap{register_module(
+      "gap", torch::nn::AdaptiveAvgPool2d(torch::nn::AdaptiveAvgPool2dOptions({1, 1})))};
   recorder::Module<torch::nn::Embedding> emb{register_module("emb", torch::nn::Embedding(10, 16))};
-  recorder::Module<torch::nn::LSTM> lstm{register_module("lstm", torch::nn::LSTM(torch::nn::LSTMOptions(16, 16)))};
-  recorder::Module<torch::nn::LayerNorm> norm{register_module("norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({16})))};
+  recorder::Module<torch::nn::LSTM> lstm{
+      register_module("lstm", torch::nn::LSTM(torch::nn::LSTMOptions(16, 16)))};
+  recorder::Module<torch::nn::LayerNorm> norm{
+      register_module("norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({16})))};
   recorder::Module<torch::nn::Dropout> drop{register_module("drop", torch::nn::Dropout(0.5))};
-  recorder::Module<torch::nn::MultiheadAttention> mha{register_module("mha", torch::nn::MultiheadAttention(16, 2))};
-  recorder::Module<torch::nn::TransformerEncoderLayer> layer{register_module("layer", torch::nn::TransformerEncoderLayer(torch::nn::TransformerEncoderLayerOptions(16, 2).dim_feedforward(32)))};
-  recorder::Module<torch::nn::TransformerEncoder> encoder{register_module("encoder", torch::nn::TransformerEncoder(torch::nn::TransformerEncoderOptions(torch::nn::TransformerEncoderLayerOptions(16, 2).dim_feedforward(32), 2)))};
+  recorder::Module<torch::nn::MultiheadAttention> mha{
+      register_module("mha", torch::nn::MultiheadAttention(16, 2))};
+  recorder::Module<torch::nn::TransformerEncoderLayer> layer{register_module(
+      "layer", torch::nn::TransformerEncoderLayer(
+                   torch::nn::TransformerEncoderLayerOptions(16, 2).dim_feedforward(32)))};
+  recorder::Module<torch::nn::TransformerEncoder> encoder{register_module(
+      "encoder", torch::nn::TransformerEncoder(torch::nn::TransformerEncoderOptions(
+                     torch::nn::TransformerEncoderLayerOptions(16, 2).dim_feedforward(32), 2)))};
   recorder::Module<torch::nn::Linear> head{register_module("head", torch::nn::Linear(20, 3))};
 
   template <recorder::tensor_like T>
   T forward(T image, T tokens) {
-    T f = gap(pool(relu(bn(conv(image)))));           // [2, 4, 1, 1]
-    T s = emb(tokens);                                  // [5, 2, 16]
-    auto [seq, state] = lstm(s);                        // [5, 2, 16], ([1, 2, 16], [1, 2, 16])
+    T f = gap(pool(relu(bn(conv(image)))));  // [2, 4, 1, 1]
+    T s = emb(tokens);                       // [5, 2, 16]
+    auto [seq, state] = lstm(s);             // [5, 2, 16], ([1, 2, 16], [1, 2, 16])
     T n = drop(norm(seq));
-    T a = std::get<0>(mha(n, n, n));                    // [5, 2, 16]
-    T e = encoder(layer(a));                            // [5, 2, 16]
-    T pooled = e.mean({0});                             // [2, 16]
+    T a = std::get<0>(mha(n, n, n));                            // [5, 2, 16]
+    T e = encoder(layer(a));                                    // [5, 2, 16]
+    T pooled = e.mean({0});                                     // [2, 16]
     return head(cat(std::vector<T>{pooled, f.flatten(1)}, 1));  // [2, 3]
   }
 };
@@ -67,25 +76,26 @@ BOOST_AUTO_TEST_CASE(every_leaf_adapter_records_one_call_with_its_outputs) {
   const auto plain = zoo->forward(image, tokens);
   auto t = Graph{}.run(zoo, image, tokens);
   BOOST_TEST(plain.equal(t.output));
-  const std::vector<std::string> expected{
-      "Conv2d conv -> [2, 4, 8, 8]",
-      "BatchNorm2d bn -> [2, 4, 8, 8]",
-      "ReLU relu -> [2, 4, 8, 8]",
-      "MaxPool2d pool -> [2, 4, 4, 4]",
-      "AdaptiveAvgPool2d gap -> [2, 4, 1, 1]",
-      "Embedding emb -> [5, 2, 16]",
-      "LSTM lstm -> [5, 2, 16] [1, 2, 16] [1, 2, 16]",
-      "LayerNorm norm -> [5, 2, 16]",
-      "Dropout drop -> [5, 2, 16]",
-      "MultiheadAttention mha -> [5, 2, 16] [2, 5, 5]",
-      "TransformerEncoderLayer layer -> [5, 2, 16]",
-      "TransformerEncoder encoder -> [5, 2, 16]",
-      "Linear head -> [2, 3]"};
+  const std::vector<std::string> expected{"Conv2d conv -> [2, 4, 8, 8]",
+                                          "BatchNorm2d bn -> [2, 4, 8, 8]",
+                                          "ReLU relu -> [2, 4, 8, 8]",
+                                          "MaxPool2d pool -> [2, 4, 4, 4]",
+                                          "AdaptiveAvgPool2d gap -> [2, 4, 1, 1]",
+                                          "Embedding emb -> [5, 2, 16]",
+                                          "LSTM lstm -> [5, 2, 16] [1, 2, 16] [1, 2, 16]",
+                                          "LayerNorm norm -> [5, 2, 16]",
+                                          "Dropout drop -> [5, 2, 16]",
+                                          "MultiheadAttention mha -> [5, 2, 16] [2, 5, 5]",
+                                          "TransformerEncoderLayer layer -> [5, 2, 16]",
+                                          "TransformerEncoder encoder -> [5, 2, 16]",
+                                          "Linear head -> [2, 3]"};
   BOOST_TEST(calls(t) == expected, boost::test_tools::per_element());
   std::vector<std::string> inputs;
   for (auto i : recorder::views::of_kind(t.graph, NodeKind::input))
-    inputs.push_back(std::string(t.graph.tensor(i).name) + " " + std::string(t.graph.tensor(i).dtype));
-  BOOST_TEST(inputs == (std::vector<std::string>{"input-0 Float", "input-1 Long"}), boost::test_tools::per_element());
+    inputs.push_back(std::string(t.graph.tensor(i).name) + " " +
+                     std::string(t.graph.tensor(i).dtype));
+  BOOST_TEST(inputs == (std::vector<std::string>{"input-0 Float", "input-1 Long"}),
+             boost::test_tools::per_element());
   for (auto c : recorder::views::module_calls(t.graph))
     BOOST_TEST(t.graph.module_of(c).leaf == (c != t.root));
 }
@@ -98,27 +108,32 @@ BOOST_AUTO_TEST_CASE(sequential_children_are_walked_and_named_by_index) {
   auto t = Graph{}.run(seq, x);
   BOOST_TEST(plain.equal(t.output));
   BOOST_TEST(t.model_name == "Sequential");
-  const std::vector<std::string> expected{
-      "Linear 0 -> [3, 8]", "ReLU 1 -> [3, 8]", "Linear 2 -> [3, 8]", "Tanh 3 -> [3, 8]",
-      "Linear 4 -> [3, 2]"};
+  const std::vector<std::string> expected{"Linear 0 -> [3, 8]", "ReLU 1 -> [3, 8]",
+                                          "Linear 2 -> [3, 8]", "Tanh 3 -> [3, 8]",
+                                          "Linear 4 -> [3, 2]"};
   BOOST_TEST(calls(t) == expected, boost::test_tools::per_element());
   const auto vg = recorder::visible_graph(t.graph, {.depth = 1});
   BOOST_TEST(vg.nodes.size() == 7u);  // input, 0 .. 4, output
   BOOST_TEST(vg.edges.size() == 6u);
-  BOOST_TEST(recorder::visible_graph(t.graph, {.depth = 0}).nodes.size() == 3u);  // input, Sequential, output
+  BOOST_TEST(recorder::visible_graph(t.graph, {.depth = 0}).nodes.size() ==
+             3u);  // input, Sequential, output
 }
 
 namespace {
 struct HeadImpl : torch::nn::Module {
   recorder::Module<torch::nn::Linear> fc{register_module("fc", torch::nn::Linear(4, 4))};
   template <recorder::tensor_like T>
-  T forward(T x) { return tanh(fc(x)); }
+  T forward(T x) {
+    return tanh(fc(x));
+  }
 };
 TORCH_MODULE(Head);
 
 struct StackImpl : torch::nn::Module {
-  recorder::Sequential<Head> body{register_module("body", recorder::Sequential<Head>(std::vector<Head>{Head(), Head()}))};
-  recorder::ModuleList<Head> branches{register_module("branches", recorder::ModuleList<Head>(std::vector<Head>{Head(), Head()}))};
+  recorder::Sequential<Head> body{
+      register_module("body", recorder::Sequential<Head>(std::vector<Head>{Head(), Head()}))};
+  recorder::ModuleList<Head> branches{
+      register_module("branches", recorder::ModuleList<Head>(std::vector<Head>{Head(), Head()}))};
   recorder::Module<recorder::Sequential<Head>> body_call{body};
   template <recorder::tensor_like T>
   T forward(T x) {
@@ -138,13 +153,16 @@ BOOST_AUTO_TEST_CASE(typed_containers_hold_composite_modules) {
   auto t = Graph{}.run(model, x);
   BOOST_TEST(plain.equal(t.output));
   const std::vector<std::string> expected{
-      "Sequential body -> [2, 4]", "Head body.0 -> [2, 4]", "Linear body.0.fc -> [2, 4]",
-      "Head body.1 -> [2, 4]",     "Linear body.1.fc -> [2, 4]", "Head branches.0 -> [2, 4]",
-      "Linear branches.0.fc -> [2, 4]", "Head branches.1 -> [2, 4]", "Linear branches.1.fc -> [2, 4]"};
+      "Sequential body -> [2, 4]",      "Head body.0 -> [2, 4]",
+      "Linear body.0.fc -> [2, 4]",     "Head body.1 -> [2, 4]",
+      "Linear body.1.fc -> [2, 4]",     "Head branches.0 -> [2, 4]",
+      "Linear branches.0.fc -> [2, 4]", "Head branches.1 -> [2, 4]",
+      "Linear branches.1.fc -> [2, 4]"};
   BOOST_TEST(calls(t) == expected, boost::test_tools::per_element());
   std::vector<int> depths;
   for (auto c : recorder::views::module_calls(t.graph)) depths.push_back(t.graph.node(c).depth);
-  BOOST_TEST(depths == (std::vector<int>{0, 1, 2, 3, 2, 3, 1, 2, 1, 2}), boost::test_tools::per_element());
+  BOOST_TEST(depths == (std::vector<int>{0, 1, 2, 3, 2, 3, 1, 2, 1, 2}),
+             boost::test_tools::per_element());
 }
 
 namespace {
@@ -162,7 +180,9 @@ struct Probe : torch::nn::Module {
 struct LooseImpl : torch::nn::Module {
   recorder::Module<torch::nn::Linear> fc{torch::nn::Linear(2, 2)};
   template <recorder::tensor_like T>
-  T forward(T x) { return fc(x); }
+  T forward(T x) {
+    return fc(x);
+  }
 };
 }  // namespace
 
@@ -197,21 +217,27 @@ struct BrokenImpl : torch::nn::Module {
   recorder::Module<torch::nn::Linear> fc1{register_module("fc1", torch::nn::Linear(8, 100))};
   recorder::Module<torch::nn::Linear> fc2{register_module("fc2", torch::nn::Linear(99, 10))};
   template <recorder::tensor_like T>
-  T forward(T x) { return fc2(relu(fc1(x))); }
+  T forward(T x) {
+    return fc2(relu(fc1(x)));
+  }
 };
 TORCH_MODULE(Broken);
 
 /// A shape error in a function op inside a composite submodule.
 struct InnerImpl : torch::nn::Module {
   template <recorder::tensor_like T>
-  T forward(T x) { return matmul(x, x); }
+  T forward(T x) {
+    return matmul(x, x);
+  }
 };
 TORCH_MODULE(Inner);
 struct OuterImpl : torch::nn::Module {
   recorder::Module<torch::nn::Linear> fc{register_module("fc", torch::nn::Linear(3, 5))};
   recorder::Module<Inner> inner{register_module("inner", Inner())};
   template <recorder::tensor_like T>
-  T forward(T x) { return inner(fc(x)); }
+  T forward(T x) {
+    return inner(fc(x));
+  }
 };
 TORCH_MODULE(Outer);
 }  // namespace
@@ -240,8 +266,10 @@ BOOST_AUTO_TEST_CASE(a_leaf_that_throws_leaves_an_exact_partial_trace) {
   // Exactly what was recorded before the throw: input, root, fc1 -> tensor, relu -> tensor, fc2.
   std::vector<std::string> nodes;
   for (auto id : recorder::views::nodes(partial->graph))
-    nodes.push_back(std::string(partial->graph.label(id)) + (partial->graph.node(id).failed ? "!" : ""));
-  BOOST_TEST(nodes == (std::vector<std::string>{"input", "Broken!", "Linear", "tensor", "relu", "tensor", "Linear!"}),
+    nodes.push_back(std::string(partial->graph.label(id)) +
+                    (partial->graph.node(id).failed ? "!" : ""));
+  BOOST_TEST(nodes == (std::vector<std::string>{"input", "Broken!", "Linear", "tensor", "relu",
+                                                "tensor", "Linear!"}),
              boost::test_tools::per_element());
   BOOST_TEST(partial->graph.edge_count() == 5u);  // 0->2, 2->3, 3->4, 4->5, 5->6
   // The partial trace renders.
@@ -261,7 +289,8 @@ BOOST_AUTO_TEST_CASE(an_op_that_throws_names_the_op_and_module_path) {
     BOOST_FAIL("the forward should have thrown");
   } catch (const recorder::TraceError& e) {
     const std::string what = e.what();
-    BOOST_TEST(what.find("op 'matmul' failed in module 'inner' (Inner)") != std::string::npos, what);
+    BOOST_TEST(what.find("op 'matmul' failed in module 'inner' (Inner)") != std::string::npos,
+               what);
     const auto& t = *e.partial_trace();
     BOOST_TEST(t.failure->op == "matmul");
     BOOST_TEST(t.graph.size() == 5u);  // input, Outer, Linear, tensor, Inner (no matmul node)
@@ -273,9 +302,12 @@ BOOST_AUTO_TEST_CASE(an_op_that_throws_names_the_op_and_module_path) {
 
 namespace {
 struct HostileImpl : torch::nn::Module {
-  recorder::Module<torch::nn::Linear> fc{register_module("fc \"quoted\" <b>bold</b> & amp\nline2", torch::nn::Linear(2, 2))};
+  recorder::Module<torch::nn::Linear> fc{
+      register_module("fc \"quoted\" <b>bold</b> & amp\nline2", torch::nn::Linear(2, 2))};
   template <recorder::tensor_like T>
-  T forward(T x) { return fc(x); }
+  T forward(T x) {
+    return fc(x);
+  }
 };
 TORCH_MODULE(Hostile);
 }  // namespace
@@ -291,13 +323,15 @@ BOOST_AUTO_TEST_CASE(hostile_module_names_give_valid_dot_and_json) {
   const auto dot = recorder::render_to_file<recorder::backend::Dot>(t, {}, dir / "hostile");
   const auto json = recorder::render_to_file<recorder::backend::Json>(t, {}, dir / "hostile");
   if (std::system("command -v dot >/dev/null 2>&1") == 0) {
-    const std::string cmd = "dot -Tsvg '" + dot.string() + "' -o '" + (dir / "hostile.svg").string() + "'";
+    const std::string cmd =
+        "dot -Tsvg '" + dot.string() + "' -o '" + (dir / "hostile.svg").string() + "'";
     BOOST_TEST(std::system(cmd.c_str()) == 0);
   }
   if (std::system("python3 -c 'import json' >/dev/null 2>&1") == 0) {
-    const std::string cmd = "python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); "
-                            "assert any(m[\"path\"].startswith(\"fc \\\"quoted\") for m in d[\"modules\"])' '" +
-                            json.string() + "'";
+    const std::string cmd =
+        "python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); "
+        "assert any(m[\"path\"].startswith(\"fc \\\"quoted\") for m in d[\"modules\"])' '" +
+        json.string() + "'";
     BOOST_TEST(std::system(cmd.c_str()) == 0);
   }
   std::filesystem::remove_all(dir);
@@ -336,17 +370,21 @@ BOOST_AUTO_TEST_CASE(leaf_modules_take_tuple_state_and_constants_enter_the_trace
   // Two constants (the initial h and c), 4 LSTMCell calls fed (x, (h, c)), 4 LeakyReLU calls.
   BOOST_TEST(recorder::views::count(t.graph, NodeKind::constant) == 2u);
   std::vector<std::size_t> cell_inputs;
-  for (auto c : recorder::views::calls_of_class(t.graph, "LSTMCell")) cell_inputs.push_back(t.graph.call(c).inputs.size());
-  BOOST_TEST(cell_inputs == (std::vector<std::size_t>{3, 3, 3, 3}), boost::test_tools::per_element());
+  for (auto c : recorder::views::calls_of_class(t.graph, "LSTMCell"))
+    cell_inputs.push_back(t.graph.call(c).inputs.size());
+  BOOST_TEST(cell_inputs == (std::vector<std::size_t>{3, 3, 3, 3}),
+             boost::test_tools::per_element());
   // The second cell reads the first cell's c and the first LeakyReLU's h.
-  const auto cells = recorder::views::calls_of_class(t.graph, "LSTMCell") | ranges::to<std::vector>();
+  const auto cells =
+      recorder::views::calls_of_class(t.graph, "LSTMCell") | ranges::to<std::vector>();
   const auto& second = t.graph.call(cells[1]).inputs;
   BOOST_TEST(t.graph.tensor(second[2]).producer == cells[0]);
   BOOST_TEST(t.graph.label(t.graph.tensor(second[1]).producer) == "LeakyReLU");
   BOOST_TEST(recorder::constant<at::Tensor>(x).equal(x));  // plain world: the tensor itself
 }
 
-BOOST_AUTO_TEST_CASE(aten_ops_policy_records_the_ops_inside_leaf_modules, *boost::unit_test::precondition(test::ndebug)) {
+BOOST_AUTO_TEST_CASE(aten_ops_policy_records_the_ops_inside_leaf_modules,
+                     *boost::unit_test::precondition(test::ndebug)) {
 #ifdef NDEBUG
   models::MLP mlp;
   const auto x = torch::randn({1, 784});
@@ -356,8 +394,10 @@ BOOST_AUTO_TEST_CASE(aten_ops_policy_records_the_ops_inside_leaf_modules, *boost
   std::vector<std::string> inside;
   for (auto c : recorder::views::calls_of_class(t.graph, "Linear"))
     for (auto f : recorder::views::children(t.graph, c))
-      if (t.graph.kind(f) == NodeKind::function) inside.push_back(t.graph.module_of(c).path + ":" + std::string(t.graph.label(f)));
-  BOOST_TEST(inside == (std::vector<std::string>{"fc1:t", "fc1:addmm", "fc2:t", "fc2:addmm", "fc3:t", "fc3:addmm"}),
+      if (t.graph.kind(f) == NodeKind::function)
+        inside.push_back(t.graph.module_of(c).path + ":" + std::string(t.graph.label(f)));
+  BOOST_TEST(inside == (std::vector<std::string>{"fc1:t", "fc1:addmm", "fc2:t", "fc2:addmm",
+                                                 "fc3:t", "fc3:addmm"}),
              boost::test_tools::per_element());
   // addmm reads the bias (a parameter), the Linear's input and the transposed weight; the
   // Linear's output is addmm's tensor.

@@ -35,7 +35,9 @@ std::string error_of(F&& f) {
   return "<no exception>";
 }
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+bool contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
 
 std::vector<std::int64_t> shape_of(const at::Tensor& t) { return t.sizes().vec(); }
 
@@ -50,7 +52,8 @@ struct Seeded {
 struct TempDir {
   std::filesystem::path path;
   explicit TempDir(const std::string& name)
-      : path(std::filesystem::temp_directory_path() / ("recorder-capture-" + name + "-" + std::to_string(::getpid()))) {
+      : path(std::filesystem::temp_directory_path() /
+             ("recorder-capture-" + name + "-" + std::to_string(::getpid()))) {
     std::filesystem::remove_all(path);
     std::filesystem::create_directories(path);
   }
@@ -120,13 +123,16 @@ BOOST_AUTO_TEST_CASE(torchfunc_mlp_sum_over_1000_forwards) {
     }
   }
   BOOST_TEST(inputs.size() == 2u);
-  BOOST_TEST(inputs.keys() == (std::vector<std::string>{"fc2", "fc3"}), boost::test_tools::per_element());
+  BOOST_TEST(inputs.keys() == (std::vector<std::string>{"fc2", "fc3"}),
+             boost::test_tools::per_element());
   const auto& fc2 = inputs["fc2"];
   const auto& fc3 = inputs["fc3"];
   BOOST_TEST(fc2.samples() == 1000u);
   BOOST_TEST(fc3.samples() == 1000u);
-  BOOST_TEST(shape_of(fc2.result()) == (std::vector<std::int64_t>{1, 100}), boost::test_tools::per_element());
-  BOOST_TEST(shape_of(fc3.result()) == (std::vector<std::int64_t>{1, 50}), boost::test_tools::per_element());
+  BOOST_TEST(shape_of(fc2.result()) == (std::vector<std::int64_t>{1, 100}),
+             boost::test_tools::per_element());
+  BOOST_TEST(shape_of(fc3.result()) == (std::vector<std::int64_t>{1, 50}),
+             boost::test_tools::per_element());
   BOOST_TEST(torch::equal(fc2.result(), sum2));  // same ops in the same order: bit-identical
   BOOST_TEST(torch::equal(fc3.result(), sum3));
   BOOST_TEST(fc2.label == "1-2");
@@ -146,17 +152,21 @@ BOOST_AUTO_TEST_CASE(every_way_to_address_a_layer) {
   BOOST_TEST(run("1-2") == V{"fc2"}, boost::test_tools::per_element());
   BOOST_TEST((run({1, 3}) == V{"fc3"}));
   BOOST_TEST(run("fc1") == V{"fc1"}, boost::test_tools::per_element());
-  BOOST_TEST(run(recorder::by_class("Linear")) == (V{"fc1", "fc2", "fc3"}), boost::test_tools::per_element());
+  BOOST_TEST(run(recorder::by_class("Linear")) == (V{"fc1", "fc2", "fc3"}),
+             boost::test_tools::per_element());
   BOOST_TEST(run(recorder::by_index(1)) == V{"fc2"}, boost::test_tools::per_element());
   BOOST_TEST(run("<root>") == V{"<root>"}, boost::test_tools::per_element());
-  BOOST_TEST(run(recorder::all_layers()) == (V{"fc1", "fc2", "fc3"}), boost::test_tools::per_element());
-  BOOST_TEST(error_of<std::invalid_argument>([] { rr::ForwardOutput<rd::Last> none({}); }) ==
-             "recorder: a forward_output recording needs at least one layer address, e.g. {\"fc2\"}, "
-             "{recorder::by_class(\"Conv2d\")} or {recorder::all_layers()}");
-  BOOST_TEST(run(recorder::where(
-                 [](const recorder::Graph& g, recorder::NodeId c) { return g.module_of(c).path.ends_with('3'); },
-                 "ends with 3")) == V{"fc3"},
+  BOOST_TEST(run(recorder::all_layers()) == (V{"fc1", "fc2", "fc3"}),
              boost::test_tools::per_element());
+  BOOST_TEST(
+      error_of<std::invalid_argument>([] { rr::ForwardOutput<rd::Last> none({}); }) ==
+      "recorder: a forward_output recording needs at least one layer address, e.g. {\"fc2\"}, "
+      "{recorder::by_class(\"Conv2d\")} or {recorder::all_layers()}");
+  BOOST_TEST(
+      run(recorder::where([](const recorder::Graph& g,
+                             recorder::NodeId c) { return g.module_of(c).path.ends_with('3'); },
+                          "ends with 3")) == V{"fc3"},
+      boost::test_tools::per_element());
 
   // Looking results up: by key, label, class, index; a wrong address names the nearest keys.
   rr::ForwardOutput<rd::Last> out({recorder::by_class("Linear")});
@@ -167,10 +177,12 @@ BOOST_AUTO_TEST_CASE(every_way_to_address_a_layer) {
   BOOST_TEST(out["1-1"].key == "fc1");
   BOOST_TEST(out[recorder::by_index(1)].key == "fc2");
   BOOST_TEST(torch::equal(out["fc3"].result(), traced.output));
-  BOOST_TEST(error_of<recorder::UnknownLayer>([&] { (void)out["fc4"]; }) ==
-             "recorder: unknown layer 'fc4': no recorded layer has this address; recorded: fc1, fc2, fc3");
+  BOOST_TEST(
+      error_of<recorder::UnknownLayer>([&] { (void)out["fc4"]; }) ==
+      "recorder: unknown layer 'fc4': no recorded layer has this address; recorded: fc1, fc2, fc3");
   BOOST_TEST(error_of<recorder::AmbiguousLayer>([&] { (void)out[recorder::by_class("Linear")]; }) ==
-             "recorder: layer 'by_class(\"Linear\")' is ambiguous: 3 recorded layers match: fc1, fc2, fc3");
+             "recorder: layer 'by_class(\"Linear\")' is ambiguous: 3 recorded layers match: fc1, "
+             "fc2, fc3");
 }
 
 // scio: "not all requested activations were found". The forward runs, what ran is kept, and
@@ -185,7 +197,8 @@ BOOST_AUTO_TEST_CASE(a_requested_layer_that_never_ran_is_an_error_after_the_forw
     BOOST_FAIL("no error");
   } catch (const recorder::UnknownLayer& e) {
     BOOST_TEST(std::string(e.what()) ==
-               "recorder: 2 unknown layers: 'fc4' (no module has this path; nearest: fc1, fc2, fc3) and '3-1' (no "
+               "recorder: 2 unknown layers: 'fc4' (no module has this path; nearest: fc1, fc2, "
+               "fc3) and '3-1' (no "
                "module call at depth 3; valid depths: 0, 1; nearest: 1-1, 1-2, 1-3)");
     BOOST_TEST(e.unknown().size() == 2u);
     BOOST_TEST(e.address() == "fc4");
@@ -196,8 +209,11 @@ BOOST_AUTO_TEST_CASE(a_requested_layer_that_never_ran_is_an_error_after_the_forw
 
   rr::ForwardOutput<rd::Last> deep({"3-1"});
   recorder::Tracer<rr::ForwardOutput<rd::Last>> tracer2({}, deep);
-  BOOST_TEST(error_of<recorder::UnknownLayer>([&] { tracer2.run(mlp, torch::randn({1, 784})); }) ==
-             "recorder: unknown layer '3-1': no module call at depth 3; valid depths: 0, 1; nearest: 1-1, 1-2, 1-3");
+  BOOST_TEST(error_of<recorder::UnknownLayer>([&] {
+               tracer2.run(mlp, torch::randn({1, 784}));
+             }) ==
+             "recorder: unknown layer '3-1': no module call at depth 3; valid depths: 0, 1; "
+             "nearest: 1-1, 1-2, 1-3");
 }
 
 BOOST_AUTO_TEST_CASE(condition_dont_record_and_sample) {
@@ -219,7 +235,8 @@ BOOST_AUTO_TEST_CASE(condition_dont_record_and_sample) {
   recorder::Tracer<rr::ForwardInput<rd::Last>> tracer2({}, first);
   const at::Tensor x = torch::randn({8, 784});
   tracer2.run(mlp, x);
-  BOOST_TEST(shape_of(first["fc1"].result()) == (std::vector<std::int64_t>{1, 784}), boost::test_tools::per_element());
+  BOOST_TEST(shape_of(first["fc1"].result()) == (std::vector<std::int64_t>{1, 784}),
+             boost::test_tools::per_element());
   BOOST_TEST(torch::equal(first["fc1"].result(), x.narrow(0, 0, 1)));
 }
 
@@ -228,7 +245,8 @@ BOOST_AUTO_TEST_CASE(condition_dont_record_and_sample) {
 BOOST_AUTO_TEST_CASE(postproc_replaces_the_output_after_recording) {
   models::MLP mlp;
   rr::ForwardOutput<rd::Last> out({"fc1", "fc2"});
-  out.postproc("fc1", [](const recorder::LayerCall&, const at::Tensor& y) { return torch::zeros_like(y); });
+  out.postproc(
+      "fc1", [](const recorder::LayerCall&, const at::Tensor& y) { return torch::zeros_like(y); });
   recorder::Tracer<rr::ForwardOutput<rd::Last>> tracer({}, out);
   const at::Tensor x = torch::randn({2, 784});
   torch::NoGradGuard no_grad;
@@ -249,10 +267,12 @@ BOOST_AUTO_TEST_CASE(forward_pre_and_forward_input_differ_on_inplace_modules) {
   rr::ForwardPre<rd::Last> pre({"layer1.0.relu#0"});
   rr::ForwardInput<rd::Last> post({"layer1.0.relu#0"});
   rr::ForwardOutput<rd::Last> out({"layer1.0.relu#0", "layer1.0.bn1"});
-  recorder::Tracer<rr::ForwardPre<rd::Last>, rr::ForwardInput<rd::Last>, rr::ForwardOutput<rd::Last>> tracer(
-      {.mode = recorder::TrainMode::eval, .no_grad = true}, pre, post, out);
+  recorder::Tracer<rr::ForwardPre<rd::Last>, rr::ForwardInput<rd::Last>,
+                   rr::ForwardOutput<rd::Last>>
+      tracer({.mode = recorder::TrainMode::eval, .no_grad = true}, pre, post, out);
   tracer.run(net, torch::randn({1, 3, 64, 64}));
-  BOOST_TEST(pre.keys() == std::vector<std::string>{"layer1.0.relu#0"}, boost::test_tools::per_element());
+  BOOST_TEST(pre.keys() == std::vector<std::string>{"layer1.0.relu#0"},
+             boost::test_tools::per_element());
   const at::Tensor before = pre["layer1.0.relu#0"].result();
   const at::Tensor after = post["layer1.0.relu#0"].result();
   BOOST_TEST(torch::equal(before, out["layer1.0.bn1"].result()));
@@ -269,9 +289,12 @@ BOOST_AUTO_TEST_CASE(modules_with_several_tensors_get_one_slot_each) {
   tracer.run(net, torch::randint(0, 20, {1, 100}, torch::kLong));
   const auto& enc = out["encoder"];
   BOOST_TEST(enc.tensors() == 3u);
-  BOOST_TEST(shape_of(enc.result(0)) == (std::vector<std::int64_t>{1, 100, 512}), boost::test_tools::per_element());
-  BOOST_TEST(shape_of(enc.result(1)) == (std::vector<std::int64_t>{2, 100, 512}), boost::test_tools::per_element());
-  BOOST_TEST(shape_of(enc.result(2)) == (std::vector<std::int64_t>{2, 100, 512}), boost::test_tools::per_element());
+  BOOST_TEST(shape_of(enc.result(0)) == (std::vector<std::int64_t>{1, 100, 512}),
+             boost::test_tools::per_element());
+  BOOST_TEST(shape_of(enc.result(1)) == (std::vector<std::int64_t>{2, 100, 512}),
+             boost::test_tools::per_element());
+  BOOST_TEST(shape_of(enc.result(2)) == (std::vector<std::int64_t>{2, 100, 512}),
+             boost::test_tools::per_element());
 }
 
 // Welford on real activations: 10,000 forwards, against the two-pass moments of every output
@@ -280,8 +303,8 @@ BOOST_AUTO_TEST_CASE(running_moments_over_10000_forwards) {
   models::MLP mlp;
   rr::ForwardOutput<rd::Moments> moments({"fc3"});
   rr::ForwardOutput<rd::KeepAll> all({"fc3"});
-  recorder::Tracer<rr::ForwardOutput<rd::Moments>, rr::ForwardOutput<rd::KeepAll>> tracer({.no_grad = true}, moments,
-                                                                                          all);
+  recorder::Tracer<rr::ForwardOutput<rd::Moments>, rr::ForwardOutput<rd::KeepAll>> tracer(
+      {.no_grad = true}, moments, all);
   for (int i = 0; i < 10000; ++i) tracer.run(mlp, torch::randn({1, 784}) + 3.0);
   const auto m = moments["fc3"].result();
   const at::Tensor kept = torch::stack(all["fc3"].result()).to(torch::kDouble);
@@ -293,7 +316,8 @@ BOOST_AUTO_TEST_CASE(running_moments_over_10000_forwards) {
 
   // Two recorders over halves, merged, equal the whole.
   rr::ForwardOutput<rd::Moments> first({"fc3"}), second({"fc3"});
-  recorder::Tracer<rr::ForwardOutput<rd::Moments>> t1({.no_grad = true}, first), t2({.no_grad = true}, second);
+  recorder::Tracer<rr::ForwardOutput<rd::Moments>> t1({.no_grad = true}, first),
+      t2({.no_grad = true}, second);
   torch::manual_seed(1);
   std::vector<at::Tensor> inputs;
   for (int i = 0; i < 2000; ++i) inputs.push_back(torch::randn({1, 784}));
@@ -334,7 +358,8 @@ BOOST_AUTO_TEST_CASE(resnet18_layer4_gradients_equal_register_hook) {
   const auto& kept = grads["layer4"].result();
   BOOST_REQUIRE(kept.size() == 2u);
   BOOST_REQUIRE(by_hand.size() == 2u);
-  BOOST_TEST(shape_of(kept[0]) == (std::vector<std::int64_t>{2, 512, 2, 2}), boost::test_tools::per_element());
+  BOOST_TEST(shape_of(kept[0]) == (std::vector<std::int64_t>{2, 512, 2, 2}),
+             boost::test_tools::per_element());
   BOOST_TEST(torch::equal(kept[0], by_hand[0]));
   BOOST_TEST(torch::equal(kept[1], by_hand[1]));
   BOOST_TEST(!kept[0].requires_grad());
@@ -342,7 +367,8 @@ BOOST_AUTO_TEST_CASE(resnet18_layer4_gradients_equal_register_hook) {
   // d(sum of fc outputs)/d(fc input) is the column sums of fc's weight for every row; two runs.
   const at::Tensor expected = net->fc->weight.sum(0).expand({2, 512}) * 2;
   BOOST_TEST(fc_in["fc"].samples() == 2u);
-  BOOST_TEST(torch::allclose(fc_in["fc"].result(), expected, 1e-4, 1e-5));  // 1,000-term sums, other order
+  BOOST_TEST(
+      torch::allclose(fc_in["fc"].result(), expected, 1e-4, 1e-5));  // 1,000-term sums, other order
 }
 
 BOOST_AUTO_TEST_CASE(a_hook_that_outlives_its_recording_does_nothing) {
@@ -362,9 +388,13 @@ BOOST_AUTO_TEST_CASE(keep_all_cap_names_the_layer_and_keeps_what_it_recorded) {
   rr::ForwardOutput<rd::KeepAll> out({"fc2"}, rd::KeepAll{.max_bytes = 3 * 50 * 4});
   recorder::Tracer<rr::ForwardOutput<rd::KeepAll>> tracer({.no_grad = true}, out);
   for (int i = 0; i < 3; ++i) tracer.run(mlp, torch::randn({1, 784}));
-  const std::string message = test::nested_error_of([&] { tracer.run(mlp, torch::randn({1, 784})); });
+  const std::string message = test::nested_error_of([&] {
+    tracer.run(mlp, torch::randn({1, 784}));
+  });
   BOOST_TEST_INFO(message);
-  BOOST_TEST(contains(message, "recording forward_output of layer 'fc2' (Linear, 1-2) with reduce::keep_all failed"));
+  BOOST_TEST(contains(
+      message,
+      "recording forward_output of layer 'fc2' (Linear, 1-2) with reduce::keep_all failed"));
   BOOST_TEST(contains(message, "keep-all memory cap of 600 bytes exceeded after 3 samples"));
   BOOST_TEST(out["fc2"].samples() == 3u);
   BOOST_TEST(out["fc2"].result().size() == 3u);
@@ -375,7 +405,8 @@ BOOST_AUTO_TEST_CASE(keep_all_cap_names_the_layer_and_keeps_what_it_recorded) {
     BOOST_FAIL("no exception");
   } catch (const recorder::TraceError& e) {
     BOOST_REQUIRE(e.partial_trace() != nullptr);
-    BOOST_TEST(contains(recorder::render_to_string<recorder::backend::Dot>(*e.partial_trace()), "fc2"));
+    BOOST_TEST(
+        contains(recorder::render_to_string<recorder::backend::Dot>(*e.partial_trace()), "fc2"));
   }
 }
 
@@ -385,9 +416,12 @@ BOOST_AUTO_TEST_CASE(a_shape_change_names_the_layer_and_keeps_the_sum) {
   recorder::Tracer<rr::ForwardOutput<rd::Sum>> tracer({.no_grad = true}, out);
   tracer.run(mlp, torch::randn({4, 784}));
   const at::Tensor before = out["fc3"].result().clone();
-  const std::string message = test::nested_error_of([&] { tracer.run(mlp, torch::randn({3, 784})); });
+  const std::string message = test::nested_error_of([&] {
+    tracer.run(mlp, torch::randn({3, 784}));
+  });
   BOOST_TEST_INFO(message);
-  BOOST_TEST(contains(message, "recording forward_output of layer 'fc3' (Linear, 1-3) with reduce::sum failed"));
+  BOOST_TEST(contains(
+      message, "recording forward_output of layer 'fc3' (Linear, 1-3) with reduce::sum failed"));
   BOOST_TEST(torch::equal(out["fc3"].result(), before));
   BOOST_TEST(out["fc3"].samples() == 1u);
   tracer.run(mlp, torch::randn({4, 784}));  // the recording goes on
@@ -431,8 +465,9 @@ BOOST_AUTO_TEST_CASE(a_bare_path_records_every_call_of_a_module_called_twice) {
   BOOST_TEST(out["1-2"].key == "fc#1");  // each call has its own label, as in the summary
   BOOST_TEST(error_of<recorder::AmbiguousLayer>([&] { (void)out["fc"]; }) ==
              "recorder: layer 'fc' is ambiguous: 2 recorded layers match: fc#0, fc#1");
-  BOOST_TEST(error_of<recorder::UnknownLayer>([&] { (void)out["fc#2"]; }) ==
-             "recorder: unknown layer 'fc#2': no recorded layer has this address; recorded: fc#0, fc#1");
+  BOOST_TEST(
+      error_of<recorder::UnknownLayer>([&] { (void)out["fc#2"]; }) ==
+      "recorder: unknown layer 'fc#2': no recorded layer has this address; recorded: fc#0, fc#1");
 
   // The graph-wide resolution agrees: the bare path is both calls, each named by its key, and
   // the per-call matcher selects the same calls from what a record keeps.
@@ -466,8 +501,10 @@ BOOST_AUTO_TEST_CASE(remove_returns_the_recording) {
   auto fc2 = out.remove("fc2");
   BOOST_TEST(fc2.key == "fc2");
   BOOST_TEST(fc2.samples() == 4u);
-  BOOST_TEST(shape_of(fc2.result()) == (std::vector<std::int64_t>{2, 50}), boost::test_tools::per_element());
-  BOOST_TEST(out.keys() == (std::vector<std::string>{"fc1", "fc3"}), boost::test_tools::per_element());
+  BOOST_TEST(shape_of(fc2.result()) == (std::vector<std::int64_t>{2, 50}),
+             boost::test_tools::per_element());
+  BOOST_TEST(out.keys() == (std::vector<std::string>{"fc1", "fc3"}),
+             boost::test_tools::per_element());
   tracer.run(mlp, torch::randn({2, 784}));  // recorded again from now on
   BOOST_TEST(out["fc2"].samples() == 1u);
   BOOST_TEST(out["fc1"].samples() == 5u);
@@ -479,8 +516,8 @@ BOOST_AUTO_TEST_CASE(save_and_load_back) {
   rr::ForwardOutput<rd::Moments> moments({"fc2", "fc3"});
   rr::ForwardInput<rd::KeepAll> inputs({"fc3"}, rd::KeepAll{});
   inputs.data(recorder::KeptData::sample);
-  recorder::Tracer<rr::ForwardOutput<rd::Moments>, rr::ForwardInput<rd::KeepAll>> tracer({.no_grad = true}, moments,
-                                                                                        inputs);
+  recorder::Tracer<rr::ForwardOutput<rd::Moments>, rr::ForwardInput<rd::KeepAll>> tracer(
+      {.no_grad = true}, moments, inputs);
   for (int i = 0; i < 3; ++i) tracer.run(mlp, torch::randn({4, 784}));
 
   recorder::save(moments, dir.path / "moments.pt");
@@ -495,7 +532,8 @@ BOOST_AUTO_TEST_CASE(save_and_load_back) {
   const auto list = in.at("fc3").toTensorList();
   BOOST_REQUIRE(list.size() == 3u);
   BOOST_TEST(torch::equal(list.get(2), inputs["fc3"].result()[2]));
-  BOOST_TEST(shape_of(list.get(0)) == (std::vector<std::int64_t>{1, 50}), boost::test_tools::per_element());
+  BOOST_TEST(shape_of(list.get(0)) == (std::vector<std::int64_t>{1, 50}),
+             boost::test_tools::per_element());
 
   // One file per layer, torchfunc style.
   const auto files = recorder::save_per_layer(moments, dir.path / "per-layer");
@@ -505,18 +543,25 @@ BOOST_AUTO_TEST_CASE(save_and_load_back) {
   BOOST_TEST(torch::equal(one.at("mean").toTensor(), moments["fc2"].result().mean));
 
   // An unwritable place is an error naming it, and nothing is half-written.
-  const std::string message = error_of<std::runtime_error>([&] { recorder::save(moments, dir.path / "missing" / "x.pt"); });
+  const std::string message =
+      error_of<std::runtime_error>([&] { recorder::save(moments, dir.path / "missing" / "x.pt"); });
   BOOST_TEST(contains(message, "missing/x.pt"));
   BOOST_TEST(!std::filesystem::exists(dir.path / "missing"));
-  BOOST_TEST(error_of<recorder::FileError>([&] { (void)recorder::load_recording(dir.path / "nothing.pt"); }) ==
-             "recorder: cannot read '" + (dir.path / "nothing.pt").string() + "': No such file or directory");
+  BOOST_TEST(error_of<recorder::FileError>([&] {
+               (void)recorder::load_recording(dir.path / "nothing.pt");
+             }) == "recorder: cannot read '" + (dir.path / "nothing.pt").string() +
+                       "': No such file or directory");
   // Every writer follows one rule: it makes its target, never a missing parent folder.
-  BOOST_TEST(error_of<recorder::FileError>([&] { recorder::save(moments, dir.path / "missing" / "x.pt"); }) ==
-             "recorder: cannot write '" + (dir.path / "missing" / "x.pt").string() +
-                 "': No such file or directory (folder '" + (dir.path / "missing").string() + "' does not exist)");
-  BOOST_TEST(error_of<recorder::FileError>([&] { recorder::save_per_layer(moments, dir.path / "missing" / "sub"); }) ==
-             "recorder: cannot create folder '" + (dir.path / "missing" / "sub").string() +
-                 "': No such file or directory (folder '" + (dir.path / "missing").string() + "' does not exist)");
+  BOOST_TEST(error_of<recorder::FileError>([&] {
+               recorder::save(moments, dir.path / "missing" / "x.pt");
+             }) == "recorder: cannot write '" + (dir.path / "missing" / "x.pt").string() +
+                       "': No such file or directory (folder '" + (dir.path / "missing").string() +
+                       "' does not exist)");
+  BOOST_TEST(error_of<recorder::FileError>([&] {
+               recorder::save_per_layer(moments, dir.path / "missing" / "sub");
+             }) == "recorder: cannot create folder '" + (dir.path / "missing" / "sub").string() +
+                       "': No such file or directory (folder '" + (dir.path / "missing").string() +
+                       "' does not exist)");
   BOOST_TEST(!std::filesystem::exists(dir.path / "missing"));
 }
 
@@ -554,7 +599,8 @@ BOOST_AUTO_TEST_CASE(python_loads_and_agrees) {
     const at::Tensor x = torch::randn({5, 784});
     rr::ForwardOutput<rd::KeepAll> out({recorder::by_class("Linear")});
     rr::ForwardInput<rd::Sum> in({"fc2", "fc3"});
-    recorder::Tracer<rr::ForwardOutput<rd::KeepAll>, rr::ForwardInput<rd::Sum>> tracer({.no_grad = true}, out, in);
+    recorder::Tracer<rr::ForwardOutput<rd::KeepAll>, rr::ForwardInput<rd::Sum>> tracer(
+        {.no_grad = true}, out, in);
     tracer.run(mlp, x);
     tracer.run(mlp, x * 2);
     export_weights(*mlp, "mlp_weights.pt");
@@ -566,13 +612,15 @@ BOOST_AUTO_TEST_CASE(python_loads_and_agrees) {
     auto net = models::ResNet18();
     const at::Tensor x = torch::randn({2, 3, 64, 64});
     rr::ForwardOutput<rd::Last> out({"layer1", "layer4.1.bn2", "layer4", "fc"});
-    recorder::Tracer<rr::ForwardOutput<rd::Last>> tracer({.mode = recorder::TrainMode::eval, .no_grad = true}, out);
+    recorder::Tracer<rr::ForwardOutput<rd::Last>> tracer(
+        {.mode = recorder::TrainMode::eval, .no_grad = true}, out);
     tracer.run(net, x);
     export_weights(*net, "resnet_weights.pt");
     recorder::detail::write_pickle(x, dir.path / "resnet_input.pt");
     recorder::save(out, dir.path / "resnet_outputs.pt");
   }
-  const std::string command = std::string(RECORDER_PYTHON) + " " + RECORDER_PYTHON_CHECK + " " + dir.path.string();
+  const std::string command =
+      std::string(RECORDER_PYTHON) + " " + RECORDER_PYTHON_CHECK + " " + dir.path.string();
   BOOST_TEST_MESSAGE(command);
   BOOST_TEST(std::system(command.c_str()) == 0);
 }

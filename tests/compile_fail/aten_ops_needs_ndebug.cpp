@@ -15,4 +15,6 @@ using Policy = recorder::record::Structure;
 using Policy = recorder::record::AtenOps;
 #endif
 
-auto trace(torch::nn::Linear& fc, const at::Tensor& x) { return recorder::Tracer<Policy>{}.run(fc, x); }
+auto trace(torch::nn::Linear& fc, const at::Tensor& x) {
+  return recorder::Tracer<Policy>{}.run(fc, x);
+}

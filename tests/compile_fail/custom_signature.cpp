@@ -4,7 +4,8 @@
 
 double fold() {
 #ifdef RECORDER_COMPILE_FAIL_TWIN
-  const auto r = recorder::reduce::custom([](double acc, const double& x) { return acc > x ? acc : x; });
+  const auto r =
+      recorder::reduce::custom([](double acc, const double& x) { return acc > x ? acc : x; });
 #else
   const auto r = recorder::reduce::custom([](double acc) { return acc; });
 #endif

@@ -9,13 +9,16 @@
 struct NetImpl : torch::nn::Module {
 #ifdef RECORDER_COMPILE_FAIL_TWIN
   template <recorder::tensor_like T>
-  T forward(T x) { return relu(x); }  // composite: templated on its tensor type
+  T forward(T x) {
+    return relu(x);
+  }  // composite: templated on its tensor type
 #else
   at::Tensor forward(const std::string& name);  // fits no adapter
 #endif
 };
 TORCH_MODULE(Net);
 
-void call(recorder::Module<Net>& net, const recorder::RecorderTensor<recorder::record::Structure>& x) {
+void call(recorder::Module<Net>& net,
+          const recorder::RecorderTensor<recorder::record::Structure>& x) {
   (void)net(x);
 }

@@ -12,6 +12,7 @@ struct CountImpl : torch::nn::Module {
 };
 TORCH_MODULE(Count);
 
-void call(recorder::Module<Count>& m, const recorder::RecorderTensor<recorder::record::Structure>& x) {
+void call(recorder::Module<Count>& m,
+          const recorder::RecorderTensor<recorder::record::Structure>& x) {
   (void)m(x);
 }

@@ -10,6 +10,7 @@ using RT = recorder::RecorderTensor<recorder::record::Structure>;
 double largest(const RT& x) { return x.tensor().max().item<double>(); }
 #else
 double largest(const RT& x) {
-  return recorder::op("max", [](const at::Tensor& t) { return t.max().item<double>(); }, x);
+  return recorder::op(
+      "max", [](const at::Tensor& t) { return t.max().item<double>(); }, x);
 }
 #endif

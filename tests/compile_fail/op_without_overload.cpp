@@ -6,7 +6,8 @@ using R = recorder::RecorderTensor<recorder::record::Structure>;
 
 R use(const R& x) {
 #ifdef RECORDER_COMPILE_FAIL_TWIN
-  return recorder::op("erfinv", [](const at::Tensor& t) { return t.erfinv(); }, x);
+  return recorder::op(
+      "erfinv", [](const at::Tensor& t) { return t.erfinv(); }, x);
 #else
   return x.erfinv();
 #endif

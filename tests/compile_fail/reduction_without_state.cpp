@@ -14,9 +14,13 @@ struct Count {
   using state = std::uint64_t;
 #endif
   template <class T>
-  std::uint64_t init(const T&) const { return 1; }
+  std::uint64_t init(const T&) const {
+    return 1;
+  }
   template <class T>
-  void update(std::uint64_t& s, const T&) const { ++s; }
+  void update(std::uint64_t& s, const T&) const {
+    ++s;
+  }
   std::uint64_t result(std::uint64_t s) const { return s; }
   std::uint64_t count(std::uint64_t s) const { return s; }
 };

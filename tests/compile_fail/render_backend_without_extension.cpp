@@ -16,4 +16,6 @@ struct NodeCount {
   }
 };
 
-void picture(const recorder::Trace& trace, std::ostream& os) { recorder::render(trace, {}, os, NodeCount{}); }
+void picture(const recorder::Trace& trace, std::ostream& os) {
+  recorder::render(trace, {}, os, NodeCount{});
+}

@@ -14,8 +14,12 @@ struct NodeCount {
     os << t.graph.nodes().size() << " nodes\n";
   }
 #else
-  static void draw(const recorder::Trace& t, std::ostream& os) { os << t.graph.nodes().size() << " nodes\n"; }
+  static void draw(const recorder::Trace& t, std::ostream& os) {
+    os << t.graph.nodes().size() << " nodes\n";
+  }
 #endif
 };
 
-std::string picture(const recorder::Trace& trace) { return recorder::render_to_string(trace, {}, NodeCount{}); }
+std::string picture(const recorder::Trace& trace) {
+  return recorder::render_to_string(trace, {}, NodeCount{});
+}

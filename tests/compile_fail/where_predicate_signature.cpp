@@ -4,7 +4,8 @@
 
 #ifdef RECORDER_COMPILE_FAIL_TWIN
 recorder::LayerAddress layer() {
-  return recorder::where([](const recorder::Graph& g, recorder::NodeId c) { return g.module_of(c).leaf; }, "leaves");
+  return recorder::where(
+      [](const recorder::Graph& g, recorder::NodeId c) { return g.module_of(c).leaf; }, "leaves");
 }
 #else
 recorder::LayerAddress layer() {

@@ -37,9 +37,9 @@ int main() {
   const auto calls = ranges::to<std::vector>(recorder::views::module_calls(g)).size();
   const auto relus = ranges::to<std::vector>(recorder::views::functions_named(g, "relu")).size();
 
-  std::cout << "recorder " << recorder::version << ": " << g.size() << " nodes, "
-            << g.edge_count() << " edges, " << calls << " module calls, " << tensors
-            << " intermediate tensor, " << relus << " relu\n";
+  std::cout << "recorder " << recorder::version << ": " << g.size() << " nodes, " << g.edge_count()
+            << " edges, " << calls << " module calls, " << tensors << " intermediate tensor, "
+            << relus << " relu\n";
 
   const bool ok = g.size() == 6 && g.edge_count() == 4 && calls == 2 && tensors == 1 && relus == 1;
   if (!ok) std::cerr << "consumer: unexpected counts\n";

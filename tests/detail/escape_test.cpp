@@ -44,7 +44,7 @@ BOOST_AUTO_TEST_CASE(json_strings) {
   BOOST_TEST(json_escape("\xe2\x82\xac") == "\xe2\x82\xac");
   BOOST_TEST(json_escape("\xc0\xaf") == "\xef\xbf\xbd\xef\xbf\xbd");  // overlong '/'
   BOOST_TEST(json_escape("\xed\xa0\x80") == "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");  // surrogate
-  BOOST_TEST(json_escape("\xe2\x82") == "\xef\xbf\xbd\xef\xbf\xbd");  // truncated
+  BOOST_TEST(json_escape("\xe2\x82") == "\xef\xbf\xbd\xef\xbf\xbd");                  // truncated
 }
 
 BOOST_AUTO_TEST_CASE(utf8_decoding) {

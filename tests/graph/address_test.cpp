@@ -22,7 +22,8 @@ struct Builder {
   Graph g;
   std::map<std::string, ModuleId> ids;
 
-  NodeId call(const std::string& path, const std::string& class_name, NodeId parent, bool leaf = true) {
+  NodeId call(const std::string& path, const std::string& class_name, NodeId parent,
+              bool leaf = true) {
     auto it = ids.find(path);
     if (it == ids.end()) {
       ModuleInfo m;
@@ -104,7 +105,8 @@ using Strings = std::vector<std::string>;
 BOOST_AUTO_TEST_CASE(parsing_picks_label_or_path) {
   BOOST_TEST(std::holds_alternative<address::Label>(LayerAddress("2-3").selector()));
   BOOST_TEST(std::holds_alternative<address::Label>(LayerAddress("02-003").selector()));
-  for (const char* path : {"2-", "-1", "a-b", "2-3-4", " 2-3", "2 -3", "layer1.0.conv1", "", "<root>"})
+  for (const char* path :
+       {"2-", "-1", "a-b", "2-3-4", " 2-3", "2 -3", "layer1.0.conv1", "", "<root>"})
     BOOST_TEST(std::holds_alternative<address::Path>(LayerAddress(path).selector()), path);
   const auto p = std::get<address::Path>(LayerAddress("layer1.0.relu#1").selector());
   BOOST_TEST(p.path == "layer1.0.relu");
@@ -126,7 +128,8 @@ BOOST_AUTO_TEST_CASE(canonical_spelling) {
   BOOST_TEST(to_string(by_class("Conv2d")) == "by_class(\"Conv2d\")");
   BOOST_TEST(to_string(by_index(5)) == "by_index(5)");
   BOOST_TEST(to_string(where([](const Graph&, NodeId) { return true; })) == "where(<predicate>)");
-  BOOST_TEST(to_string(where([](const Graph&, NodeId) { return true; }, "leaves")) == "where(leaves)");
+  BOOST_TEST(to_string(where([](const Graph&, NodeId) { return true; }, "leaves")) ==
+             "where(leaves)");
 }
 
 BOOST_AUTO_TEST_CASE(predicate_concept) {
@@ -154,10 +157,10 @@ BOOST_AUTO_TEST_CASE(depth_index_labels_as_torchinfo_numbers_them) {
   std::vector<NodeId> calls;
   for (std::uint32_t i = 0; i < g.size(); ++i)
     if (g.kind(NodeId{i}) == NodeKind::module) calls.push_back(NodeId{i});
-  const Strings expected = {
-      "0-1",  "1-1",  "1-2",  "1-3",  "1-4",  "1-5",  "2-1",  "3-1",  "3-2",  "3-3",  "3-4",
-      "3-5",  "3-6",  "2-2",  "3-7",  "3-8",  "3-9",  "3-10", "3-11", "3-12", "1-6",  "2-3",
-      "3-13", "3-14", "3-15", "3-16", "3-17", "3-18", "4-1",  "4-2",  "3-19", "1-7",  "1-8"};
+  const Strings expected = {"0-1",  "1-1",  "1-2", "1-3",  "1-4",  "1-5",  "2-1",  "3-1",  "3-2",
+                            "3-3",  "3-4",  "3-5", "3-6",  "2-2",  "3-7",  "3-8",  "3-9",  "3-10",
+                            "3-11", "3-12", "1-6", "2-3",  "3-13", "3-14", "3-15", "3-16", "3-17",
+                            "3-18", "4-1",  "4-2", "3-19", "1-7",  "1-8"};
   BOOST_TEST(labels(g, calls) == expected, boost::test_tools::per_element());
 }
 
@@ -193,10 +196,10 @@ BOOST_AUTO_TEST_CASE(classes_indices_and_predicates) {
   const auto relus = where([](const Graph& gr, NodeId c) {
     return gr.module_of(c).class_name == "ReLU" && gr.node(c).depth == 3;
   });
-  BOOST_TEST(labels(g, resolve(g, relus)) ==
-                 (Strings{"3-3", "3-6", "3-9", "3-12", "3-15", "3-19"}),
+  BOOST_TEST(labels(g, resolve(g, relus)) == (Strings{"3-3", "3-6", "3-9", "3-12", "3-15", "3-19"}),
              boost::test_tools::per_element());
-  const auto composites = where([](const Graph& gr, NodeId c) { return !gr.module_of(c).leaf; }, "composites");
+  const auto composites =
+      where([](const Graph& gr, NodeId c) { return !gr.module_of(c).leaf; }, "composites");
   BOOST_TEST(resolve(g, composites).size() == 7u);
 }
 
@@ -233,9 +236,10 @@ BOOST_AUTO_TEST_CASE(unknown_path_lists_the_nearest_paths) {
     BOOST_TEST(e.suggestions()[1] == "layer1.0.conv2");
   }
   BOOST_CHECK_THROW(resolve(g, "layer1.0.conv3"), std::invalid_argument);
-  BOOST_TEST(unknown_message(g, "layer1.0.relu#2") ==
-             "recorder: unknown layer 'layer1.0.relu#2': module 'layer1.0.relu' was called 2 times; "
-             "valid: layer1.0.relu#0, layer1.0.relu#1");
+  BOOST_TEST(
+      unknown_message(g, "layer1.0.relu#2") ==
+      "recorder: unknown layer 'layer1.0.relu#2': module 'layer1.0.relu' was called 2 times; "
+      "valid: layer1.0.relu#0, layer1.0.relu#1");
   BOOST_TEST(unknown_message(g, by_path("2-3")) ==
              "recorder: unknown layer 'by_path(\"2-3\")': no module has this path; nearest: "
              "bn1, fc, relu, conv1, layer1");
@@ -246,7 +250,8 @@ BOOST_AUTO_TEST_CASE(malformed_labels_are_unknown_paths) {
   const Graph& g = m.b.g;
   for (const char* s : {"2-", "-1", "a-b"}) {
     const std::string msg = unknown_message(g, s);
-    BOOST_TEST(msg.rfind("recorder: unknown layer '" + std::string(s) + "': no module has this path; nearest: ",
+    BOOST_TEST(msg.rfind("recorder: unknown layer '" + std::string(s) +
+                             "': no module has this path; nearest: ",
                          0) == 0u,
                msg);
   }
@@ -261,14 +266,17 @@ BOOST_AUTO_TEST_CASE(unknown_label_lists_valid_labels) {
   BOOST_TEST(unknown_message(g, "3-0") ==
              "recorder: unknown layer '3-0': depth 3 has labels 3-1 to 3-19; nearest: "
              "3-1, 3-2, 3-3, 3-4, 3-5");
-  BOOST_TEST(unknown_message(g, "7-1") ==
-             "recorder: unknown layer '7-1': no module call at depth 7; valid depths: 0, 1, 2, 3, 4; "
-             "nearest: 4-1, 4-2");
-  BOOST_TEST(unknown_message(g, {-1, 1}) ==
-             "recorder: unknown layer '-1-1': no module call at depth -1; valid depths: 0, 1, 2, 3, 4; "
-             "nearest: 0-1");
-  BOOST_TEST(unknown_message(g, "99999999999999999999-1").rfind(
-                 "recorder: unknown layer '9223372036854775807-1': no module call at depth", 0) == 0u);
+  BOOST_TEST(
+      unknown_message(g, "7-1") ==
+      "recorder: unknown layer '7-1': no module call at depth 7; valid depths: 0, 1, 2, 3, 4; "
+      "nearest: 4-1, 4-2");
+  BOOST_TEST(
+      unknown_message(g, {-1, 1}) ==
+      "recorder: unknown layer '-1-1': no module call at depth -1; valid depths: 0, 1, 2, 3, 4; "
+      "nearest: 0-1");
+  BOOST_TEST(unknown_message(g, "99999999999999999999-1")
+                 .rfind("recorder: unknown layer '9223372036854775807-1': no module call at depth",
+                        0) == 0u);
 }
 
 BOOST_AUTO_TEST_CASE(unknown_class_index_and_predicate) {
@@ -278,14 +286,18 @@ BOOST_AUTO_TEST_CASE(unknown_class_index_and_predicate) {
              "recorder: unknown layer 'by_class(\"Conv3d\")': no module of this class was called; "
              "classes present: Conv2d, Linear, ReLU, ResNet, MaxPool2d, BatchNorm2d, Sequential, "
              "BasicBlock, AdaptiveAvgPool2d");
-  BOOST_TEST(unknown_message(g, by_index(32)) ==
-             "recorder: unknown layer 'by_index(32)': the trace has 32 module calls below the root, "
-             "by_index(0) to by_index(31); nearest: by_index(31)");
-  BOOST_TEST(unknown_message(g, where([](const Graph&, NodeId) { return false; })) ==
-             "recorder: unknown layer 'where(<predicate>)': no module call satisfies the predicate");
+  BOOST_TEST(
+      unknown_message(g, by_index(32)) ==
+      "recorder: unknown layer 'by_index(32)': the trace has 32 module calls below the root, "
+      "by_index(0) to by_index(31); nearest: by_index(31)");
+  BOOST_TEST(
+      unknown_message(g, where([](const Graph&, NodeId) { return false; })) ==
+      "recorder: unknown layer 'where(<predicate>)': no module call satisfies the predicate");
   const Graph empty;
-  BOOST_TEST(unknown_message(empty, "1-1") == "recorder: unknown layer '1-1': the trace has no module calls");
-  BOOST_TEST(unknown_message(empty, "") == "recorder: unknown layer '<root>': the trace has no root call");
+  BOOST_TEST(unknown_message(empty, "1-1") ==
+             "recorder: unknown layer '1-1': the trace has no module calls");
+  BOOST_TEST(unknown_message(empty, "") ==
+             "recorder: unknown layer '<root>': the trace has no root call");
 }
 
 BOOST_AUTO_TEST_CASE(resolve_one_lists_ambiguous_matches) {
@@ -316,7 +328,8 @@ BOOST_AUTO_TEST_CASE(resolve_one_lists_ambiguous_matches) {
     BOOST_FAIL("no throw");
   } catch (const AmbiguousLayer& e) {
     const std::string what = e.what();
-    BOOST_TEST(what.starts_with("recorder: layer 'where(all layers)' is ambiguous: 32 calls match: conv1 (1-1), "));
+    BOOST_TEST(what.starts_with(
+        "recorder: layer 'where(all layers)' is ambiguous: 32 calls match: conv1 (1-1), "));
     BOOST_TEST(what.ends_with(", and 22 more"));
     BOOST_TEST(e.matches().size() == 32u);
   }
@@ -329,8 +342,18 @@ BOOST_AUTO_TEST_CASE(resolve_agrees_with_the_per_call_matcher) {
   const ResNetLike m;
   const Graph& g = m.b.g;
   const std::vector<LayerAddress> addresses = {
-      "layer1.0.relu", "layer1.0.relu#0", "layer1.0.relu#1", "3-6", "<root>", "fc", by_class("ReLU"),
-      by_class("BatchNorm2d"), by_index(0), by_index(11), by_index(31), all_layers(),
+      "layer1.0.relu",
+      "layer1.0.relu#0",
+      "layer1.0.relu#1",
+      "3-6",
+      "<root>",
+      "fc",
+      by_class("ReLU"),
+      by_class("BatchNorm2d"),
+      by_index(0),
+      by_index(11),
+      by_index(31),
+      all_layers(),
       where([](const Graph& gr, NodeId c) { return !gr.module_of(c).leaf; }, "composites")};
   for (const LayerAddress& a : addresses) {
     std::vector<NodeId> seen;

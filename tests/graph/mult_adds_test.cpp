@@ -121,9 +121,9 @@ std::uint64_t macs(std::string_view op, const std::vector<Operand>& operands, co
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(matmul_contracts_the_first_operands_last_dimension) {
-  BOOST_TEST(macs("matmul", {{{4}}, {{4}}}, {}) == 4u);              // dot product: [] output
-  BOOST_TEST(macs("matmul", {{{4}}, {{4, 5}}}, {5}) == 20u);         // vector x matrix
-  BOOST_TEST(macs("matmul", {{{3, 4}}, {{4}}}, {3}) == 12u);         // matrix x vector
+  BOOST_TEST(macs("matmul", {{{4}}, {{4}}}, {}) == 4u);       // dot product: [] output
+  BOOST_TEST(macs("matmul", {{{4}}, {{4, 5}}}, {5}) == 20u);  // vector x matrix
+  BOOST_TEST(macs("matmul", {{{3, 4}}, {{4}}}, {3}) == 12u);  // matrix x vector
   BOOST_TEST(macs("dot", {{{7}}, {{7}}}, {}) == 7u);
   BOOST_TEST(macs("mv", {{{3, 4}}, {{4}}}, {3}) == 12u);
   BOOST_TEST(macs("mm", {{{3, 4}}, {{4, 5}}}, {3, 5}) == 60u);
@@ -174,12 +174,12 @@ BOOST_AUTO_TEST_CASE(attention_counts_scores_and_weighted_sums) {
   // heads split E), AV the same; the projections it fuses are not counted here.
   const Operand q{{2, 10, 64}}, kv{{2, 12, 64}};
   BOOST_TEST(macs("_native_multi_head_attention",
-                  {q, kv, kv, {{192, 64}}, {{192}}, {{64, 64}}, {{64}}}, {2, 10, 64}) ==
-             2u * 2 * 10 * 12 * 64);
+                  {q, kv, kv, {{192, 64}}, {{192}}, {{64, 64}}, {{64}}},
+                  {2, 10, 64}) == 2u * 2 * 10 * 12 * 64);
   // Per-head q [2, 4, 10, 16], k [2, 4, 12, 16], v [2, 4, 12, 8]: 80 queries x 12 keys x (16 + 8).
   BOOST_TEST(macs("scaled_dot_product_attention",
-                  {{{2, 4, 10, 16}}, {{2, 4, 12, 16}}, {{2, 4, 12, 8}}}, {2, 4, 10, 8}) ==
-             80u * 12 * 24);
+                  {{{2, 4, 10, 16}}, {{2, 4, 12, 16}}, {{2, 4, 12, 8}}},
+                  {2, 4, 10, 8}) == 80u * 12 * 24);
   // Other ops count nothing.
   BOOST_TEST(macs("softmax", {{{8, 10, 10}}}, {8, 10, 10}) == 0u);
   BOOST_TEST(macs("einsum", {{{3, 4}}, {{4, 5}}}, {3, 5}) == 0u);
@@ -196,10 +196,10 @@ BOOST_AUTO_TEST_CASE(inside_a_leaf_only_what_torchinfo_misses_counts) {
   const NodeId wt = add_op(g, o.leaf, "t", {w}, {2, 2});
   const NodeId q = add_op(g, o.leaf, "matmul", {x, wt}, {1, 2});  // projection: torchinfo's
   const NodeId qt = add_op(g, o.leaf, "transpose", {q}, {2, 1});
-  const NodeId s = add_op(g, o.leaf, "mm", {qt, q}, {2, 2});      // q^T q: 2*2 outputs x 1
+  const NodeId s = add_op(g, o.leaf, "mm", {qt, q}, {2, 2});  // q^T q: 2*2 outputs x 1
   const NodeId frozen = add_operand(g, o.leaf, {{2, 2}, NodeKind::constant});
-  add_op(g, o.leaf, "addmm", {s, s, frozen}, {2, 2});               // a frozen weight: torchinfo's
-  add_op(g, o.leaf, "addmm", {frozen, s, s}, {2, 2});               // activations only: 2*2 x 2
+  add_op(g, o.leaf, "addmm", {s, s, frozen}, {2, 2});  // a frozen weight: torchinfo's
+  add_op(g, o.leaf, "addmm", {frozen, s, s}, {2, 2});  // activations only: 2*2 x 2
   add_op(g, o.leaf, "conv1d", {add_op(g, o.leaf, "view", {s}, {1, 2, 2}), w}, {1, 2, 1});
   add_op(g, o.leaf, "scaled_dot_product_attention", {q, q, q}, {1, 2});  // always: 1*1*(2+2)
   BOOST_TEST(functional_mult_adds(o.trace.graph) == 4u + 8u + 4u);

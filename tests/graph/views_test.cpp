@@ -77,10 +77,10 @@ BOOST_AUTO_TEST_CASE(nodes_and_kinds) {
   BOOST_TEST(values(views::of_kind(s.g, NodeKind::function) | ranges::to<Ids>()) ==
                  (std::vector<std::uint32_t>{s.relu.value, s.add.value}),
              boost::test_tools::per_element());
-  BOOST_TEST(values(views::module_calls(s.g) | ranges::to<Ids>()) ==
-                 (std::vector<std::uint32_t>{s.root.value, s.conv1.value, s.block.value,
-                                             s.conv2.value}),
-             boost::test_tools::per_element());
+  BOOST_TEST(
+      values(views::module_calls(s.g) | ranges::to<Ids>()) ==
+          (std::vector<std::uint32_t>{s.root.value, s.conv1.value, s.block.value, s.conv2.value}),
+      boost::test_tools::per_element());
   BOOST_TEST(values(views::calls_of_class(s.g, "Conv2d") | ranges::to<Ids>()) ==
                  (std::vector<std::uint32_t>{s.conv1.value, s.conv2.value}),
              boost::test_tools::per_element());

@@ -60,7 +60,8 @@ inline std::pair<std::vector<std::string>, std::vector<std::string>> describe_vi
     if (n.kind == recorder::NodeKind::module) s.append(" ").append(t.graph.module_of(n.node).path);
     nodes.push_back(std::move(s));
   }
-  for (const auto& e : vg.edges) edges.push_back(std::to_string(e.from) + "->" + std::to_string(e.to));
+  for (const auto& e : vg.edges)
+    edges.push_back(std::to_string(e.from) + "->" + std::to_string(e.to));
   return {nodes, edges};
 }
 

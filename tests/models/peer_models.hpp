@@ -12,15 +12,16 @@ namespace peers {
 /// Linear(4, 2))`, input (1, 128). torchview draws 13 nodes and 12 edges.
 struct MLPImpl : torch::nn::Module {
   recorder::Module<torch::nn::Sequential> layers{register_module(
-      "layers", torch::nn::Sequential(torch::nn::Linear(128, 64), torch::nn::ReLU(),
-                                      torch::nn::Linear(64, 32), torch::nn::ReLU(),
-                                      torch::nn::Linear(32, 16), torch::nn::ReLU(),
-                                      torch::nn::Linear(16, 8), torch::nn::ReLU(),
-                                      torch::nn::Linear(8, 4), torch::nn::ReLU(),
-                                      torch::nn::Linear(4, 2)))};
+      "layers",
+      torch::nn::Sequential(torch::nn::Linear(128, 64), torch::nn::ReLU(),
+                            torch::nn::Linear(64, 32), torch::nn::ReLU(), torch::nn::Linear(32, 16),
+                            torch::nn::ReLU(), torch::nn::Linear(16, 8), torch::nn::ReLU(),
+                            torch::nn::Linear(8, 4), torch::nn::ReLU(), torch::nn::Linear(4, 2)))};
 
   template <recorder::tensor_like T>
-  T forward(T x) { return layers(x); }
+  T forward(T x) {
+    return layers(x);
+  }
 };
 TORCH_MODULE(MLP);
 
@@ -28,7 +29,8 @@ TORCH_MODULE(MLP);
 /// the initial state drawn inside forward. torchview: 5 nodes rolled, 10 unrolled.
 struct SimpleRNNImpl : torch::nn::Module {
   recorder::Module<torch::nn::LSTMCell> lstm{register_module("lstm", torch::nn::LSTMCell(3, 2))};
-  recorder::Module<torch::nn::LeakyReLU> activation{register_module("activation", torch::nn::LeakyReLU())};
+  recorder::Module<torch::nn::LeakyReLU> activation{
+      register_module("activation", torch::nn::LeakyReLU())};
 
   template <recorder::tensor_like T>
   T forward(T token_embedding) {

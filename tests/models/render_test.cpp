@@ -20,7 +20,8 @@ namespace {
 
 using Graph = recorder::Tracer<recorder::record::Structure>;
 
-std::pair<std::size_t, std::size_t> counts(const recorder::Trace& t, const recorder::RenderOptions& o) {
+std::pair<std::size_t, std::size_t> counts(const recorder::Trace& t,
+                                           const recorder::RenderOptions& o) {
   const auto vg = recorder::visible_graph(t.graph, o);
   return {vg.nodes.size(), vg.edges.size()};
 }
@@ -28,8 +29,10 @@ std::pair<std::size_t, std::size_t> counts(const recorder::Trace& t, const recor
 std::string depth_name(std::optional<int> d) { return d ? std::to_string(*d) : std::string("inf"); }
 
 /// Checks the DOT of `t` at depths 1, 3 and unlimited against `<name>_d<depth>.dot`.
-void check_depths(const recorder::Trace& t, const std::string& name, recorder::RenderOptions o = {}) {
-  for (std::optional<int> d : {std::optional<int>(1), std::optional<int>(3), std::optional<int>()}) {
+void check_depths(const recorder::Trace& t, const std::string& name,
+                  recorder::RenderOptions o = {}) {
+  for (std::optional<int> d :
+       {std::optional<int>(1), std::optional<int>(3), std::optional<int>()}) {
     o.depth = d;
     recorder::testing::check_golden(name + "_d" + depth_name(d) + ".dot",
                                     recorder::render_to_string<recorder::backend::Dot>(t, o));
@@ -69,8 +72,9 @@ BOOST_AUTO_TEST_CASE(torchview_roll_recursive_net_counts) {
   BOOST_TEST(ranges::distance(recorder::views::calls_of_class(t.graph, "LeakyReLU")) == 4);
   BOOST_TEST(counts(t, {.roll = false}).first == 10u);
   BOOST_TEST(counts(t, {.roll = true}).first == 5u);
-  recorder::testing::check_golden("simple_rnn_rolled.dot",
-                                  recorder::render_to_string<recorder::backend::Dot>(t, {.roll = true}));
+  recorder::testing::check_golden(
+      "simple_rnn_rolled.dot",
+      recorder::render_to_string<recorder::backend::Dot>(t, {.roll = true}));
   recorder::testing::check_golden("simple_rnn_unrolled.dot",
                                   recorder::render_to_string<recorder::backend::Dot>(t, {}));
 }
@@ -85,7 +89,8 @@ BOOST_AUTO_TEST_CASE(resnet18_goldens) {
       "resnet18_d3_expand_nested.dot",
       recorder::render_to_string<recorder::backend::Dot>(t, {.depth = 3, .expand_nested = true}));
   // Every downsample Sequential is a cluster at depth 3 only when expanded past it.
-  const auto nested = recorder::visible_graph(t.graph, {.depth = std::nullopt, .expand_nested = true});
+  const auto nested =
+      recorder::visible_graph(t.graph, {.depth = std::nullopt, .expand_nested = true});
   BOOST_TEST(nested.clusters.size() == 15u);  // 4 layers + 8 blocks + 3 downsamples
 }
 
@@ -94,11 +99,11 @@ BOOST_AUTO_TEST_CASE(mlp_goldens) {
   auto t = Graph{}.run(model, torch::randn({1, 784}));
   check_depths(t, "mlp");
   recorder::testing::check_golden(
-      "mlp_tensors.dot", recorder::render_to_string<recorder::backend::Dot>(t, {.hide_inner_tensors = false}));
+      "mlp_tensors.dot",
+      recorder::render_to_string<recorder::backend::Dot>(t, {.hide_inner_tensors = false}));
   recorder::testing::check_golden(
-      "mlp_params_lr.dot",
-      recorder::render_to_string<recorder::backend::Dot>(
-          t, {.direction = recorder::Direction::LR, .show_params = true}));
+      "mlp_params_lr.dot", recorder::render_to_string<recorder::backend::Dot>(
+                               t, {.direction = recorder::Direction::LR, .show_params = true}));
 }
 
 BOOST_AUTO_TEST_CASE(lstm_goldens) {
@@ -120,15 +125,16 @@ BOOST_AUTO_TEST_CASE(transformer_goldens) {
           t, {.depth = 2, .hide_inner_tensors = false, .expand_nested = true}));
 }
 
-BOOST_AUTO_TEST_CASE(module_functions_of_leaf_modules, *boost::unit_test::precondition(test::ndebug)) {
+BOOST_AUTO_TEST_CASE(module_functions_of_leaf_modules,
+                     *boost::unit_test::precondition(test::ndebug)) {
 #ifdef NDEBUG
   // With the op observer, leaf modules have insides: hide_module_functions=false draws them.
   models::MLP model;
   auto t = recorder::Tracer<recorder::record::AtenOps>{}.run(model, torch::randn({1, 784}));
   BOOST_TEST((counts(t, {}) == std::pair<std::size_t, std::size_t>{7, 6}));
   const auto [nodes, edges] = test::describe_visible(t, {.hide_module_functions = false});
-  BOOST_TEST(nodes == (std::vector<std::string>{"input", "t", "addmm", "relu", "t", "addmm", "relu", "t",
-                                                "addmm", "output"}),
+  BOOST_TEST(nodes == (std::vector<std::string>{"input", "t", "addmm", "relu", "t", "addmm", "relu",
+                                                "t", "addmm", "output"}),
              boost::test_tools::per_element());
   recorder::testing::check_golden(
       "mlp_module_functions.dot",
@@ -136,9 +142,10 @@ BOOST_AUTO_TEST_CASE(module_functions_of_leaf_modules, *boost::unit_test::precon
   torch::manual_seed(0);
   models::TransformerEncoderModel transformer;
   transformer->eval();
-  auto tt = recorder::Tracer<recorder::record::AtenOps>{}.run(transformer, torch::randint(0, 100, {10, 2}, torch::kLong));
-  recorder::testing::check_golden(
-      "transformer_module_functions.dot",
-      recorder::render_to_string<recorder::backend::Dot>(tt, {.depth = std::nullopt, .hide_module_functions = false}));
+  auto tt = recorder::Tracer<recorder::record::AtenOps>{}.run(
+      transformer, torch::randint(0, 100, {10, 2}, torch::kLong));
+  recorder::testing::check_golden("transformer_module_functions.dot",
+                                  recorder::render_to_string<recorder::backend::Dot>(
+                                      tt, {.depth = std::nullopt, .hide_module_functions = false}));
 #endif
 }

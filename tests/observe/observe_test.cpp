@@ -46,7 +46,8 @@ TORCH_MODULE(Net);
 /// libtorch's own composite inside a templated model.
 struct WithLayerImpl : torch::nn::Module {
   recorder::Module<torch::nn::TransformerEncoderLayer> layer{register_module(
-      "layer", torch::nn::TransformerEncoderLayer(torch::nn::TransformerEncoderLayerOptions(16, 2).dim_feedforward(32)))};
+      "layer", torch::nn::TransformerEncoderLayer(
+                   torch::nn::TransformerEncoderLayerOptions(16, 2).dim_feedforward(32)))};
   template <recorder::tensor_like T>
   T forward(T x) {
     return layer(x);
@@ -58,8 +59,8 @@ TORCH_MODULE(WithLayer);
 std::vector<std::string> calls(const recorder::Trace& t) {
   std::vector<std::string> out;
   for (auto c : recorder::views::module_calls(t.graph)) {
-    std::string s = t.graph.module_of(c).path + "#" + std::to_string(t.graph.call(c).call_index) + " " +
-                    t.graph.module_of(c).class_name;
+    std::string s = t.graph.module_of(c).path + "#" + std::to_string(t.graph.call(c).call_index) +
+                    " " + t.graph.module_of(c).class_name;
     if (t.graph.node(c).inferred) s += " inferred";
     if (t.graph.node(c).failed) s += " FAILED";
     out.push_back(std::move(s));
@@ -71,7 +72,8 @@ std::vector<std::string> calls(const recorder::Trace& t) {
 std::vector<std::string> functions(const recorder::Trace& t) {
   std::vector<std::string> out;
   for (auto f : recorder::views::of_kind(t.graph, recorder::NodeKind::function))
-    out.push_back(std::string(t.graph.function(f).op) + "@" + t.graph.module_of(t.graph.node(f).parent).path);
+    out.push_back(std::string(t.graph.function(f).op) + "@" +
+                  t.graph.module_of(t.graph.node(f).parent).path);
   return out;
 }
 
@@ -86,23 +88,41 @@ BOOST_AUTO_TEST_CASE(a_plain_cpp_models_ops_go_to_the_submodules_whose_parameter
   // Every submodule that owns parameters and ran has a call, marked inferred. Nothing marks
   // where the block's first call ends and its second begins: they are one inferred call,
   // holding two calls of each of its Linears.
-  BOOST_TEST(calls(t) == (std::vector<std::string>{"#0 Net", "features#0 Sequential inferred",
-                                                   "features.0#0 Conv2d inferred", "features.1#0 BatchNorm2d inferred",
-                                                   "proj#0 Linear inferred", "block#0 PlainBlock inferred",
-                                                   "block.fc1#0 Linear inferred", "block.fc2#0 Linear inferred",
-                                                   "block.fc1#1 Linear inferred", "block.fc2#1 Linear inferred",
-                                                   "head#0 Linear inferred"}),
-             boost::test_tools::per_element());
+  BOOST_TEST(
+      calls(t) == (std::vector<std::string>{
+                      "#0 Net", "features#0 Sequential inferred", "features.0#0 Conv2d inferred",
+                      "features.1#0 BatchNorm2d inferred", "proj#0 Linear inferred",
+                      "block#0 PlainBlock inferred", "block.fc1#0 Linear inferred",
+                      "block.fc2#0 Linear inferred", "block.fc1#1 Linear inferred",
+                      "block.fc2#1 Linear inferred", "head#0 Linear inferred"}),
+      boost::test_tools::per_element());
   // Ops reading parameters are inside their owner (libtorch 1.13 runs a C++ Linear as t + addmm).
   // The others go to the deepest call around both attributed neighbours: the ReLU between
   // block.fc1 and block.fc2 to `block`; ReLU, MaxPool2d and flatten, between features.1 and
   // proj, to the model; the Dropout's op and tanh too.
-  BOOST_TEST(functions(t) == (std::vector<std::string>{
-                                 "conv2d@features.0", "batch_norm@features.1", "relu@", "max_pool2d@", "flatten@",
-                                 "t@proj", "addmm@proj", "t@block.fc1", "addmm@block.fc1", "relu@block",
-                                 "t@block.fc2", "addmm@block.fc2", "add@block", "t@block.fc1", "addmm@block.fc1",
-                                 "relu@block", "t@block.fc2", "addmm@block.fc2", "add@", "dropout@", "tanh@",
-                                 "t@head", "addmm@head"}),
+  BOOST_TEST(functions(t) == (std::vector<std::string>{"conv2d@features.0",
+                                                       "batch_norm@features.1",
+                                                       "relu@",
+                                                       "max_pool2d@",
+                                                       "flatten@",
+                                                       "t@proj",
+                                                       "addmm@proj",
+                                                       "t@block.fc1",
+                                                       "addmm@block.fc1",
+                                                       "relu@block",
+                                                       "t@block.fc2",
+                                                       "addmm@block.fc2",
+                                                       "add@block",
+                                                       "t@block.fc1",
+                                                       "addmm@block.fc1",
+                                                       "relu@block",
+                                                       "t@block.fc2",
+                                                       "addmm@block.fc2",
+                                                       "add@",
+                                                       "dropout@",
+                                                       "tanh@",
+                                                       "t@head",
+                                                       "addmm@head"}),
              boost::test_tools::per_element());
   // Inferred calls have inputs and outputs, for the summary and the picture.
   const auto proj = recorder::resolve_one(t.graph, "proj");
@@ -114,15 +134,16 @@ BOOST_AUTO_TEST_CASE(a_plain_cpp_models_ops_go_to_the_submodules_whose_parameter
   BOOST_TEST(table.rows.size() == 11u);
   BOOST_TEST(table.rows[4].label == "Linear: 1-2");  // proj
   // Renderers say which calls were inferred (the model is one leaf box unless opened).
-  const std::string opened =
-      recorder::render_to_string<recorder::backend::Dot>(t, {.depth = 1, .hide_module_functions = false});
+  const std::string opened = recorder::render_to_string<recorder::backend::Dot>(
+      t, {.depth = 1, .hide_module_functions = false});
   BOOST_TEST(opened.find("Linear<BR/>proj (inferred)") != std::string::npos);
   BOOST_TEST(opened.find("Sequential<BR/>features (inferred)") != std::string::npos);
-  BOOST_TEST(recorder::render_to_string<recorder::backend::Json>(t, {}).find("\"inferred\": true") !=
-             std::string::npos);
+  BOOST_TEST(recorder::render_to_string<recorder::backend::Json>(t, {}).find(
+                 "\"inferred\": true") != std::string::npos);
   // The output is the model's; without the observer the model is one call, as before.
   BOOST_TEST(torch::equal(t.output, net->forward(x)));
-  BOOST_TEST(calls(Graph(eval).run(net, x)) == std::vector<std::string>{"#0 Net"}, boost::test_tools::per_element());
+  BOOST_TEST(calls(Graph(eval).run(net, x)) == std::vector<std::string>{"#0 Net"},
+             boost::test_tools::per_element());
 }
 
 BOOST_AUTO_TEST_CASE(libtorchs_own_composite_inside_a_templated_model) {
@@ -130,12 +151,14 @@ BOOST_AUTO_TEST_CASE(libtorchs_own_composite_inside_a_templated_model) {
   WithLayer model;
   const at::Tensor x = torch::randn({5, 2, 16});
   const auto t = AtenOps(eval).run(model, x);
-  BOOST_TEST(calls(t) == (std::vector<std::string>{"#0 WithLayer", "layer#0 TransformerEncoderLayer",
-                                                   "layer.self_attn#0 MultiheadAttention inferred",
-                                                   "layer.self_attn.out_proj#0 Linear inferred",
-                                                   "layer.norm1#0 LayerNorm inferred", "layer.linear1#0 Linear inferred",
-                                                   "layer.linear2#0 Linear inferred", "layer.norm2#0 LayerNorm inferred"}),
-             boost::test_tools::per_element());
+  BOOST_TEST(
+      calls(t) == (std::vector<std::string>{
+                      "#0 WithLayer", "layer#0 TransformerEncoderLayer",
+                      "layer.self_attn#0 MultiheadAttention inferred",
+                      "layer.self_attn.out_proj#0 Linear inferred",
+                      "layer.norm1#0 LayerNorm inferred", "layer.linear1#0 Linear inferred",
+                      "layer.linear2#0 Linear inferred", "layer.norm2#0 LayerNorm inferred"}),
+      boost::test_tools::per_element());
   const auto f = functions(t);
   // MultiheadAttention's projections by its own in_proj_weight, its output projection by
   // out_proj's weight; the feed-forward by the Linears'; the activation in the layer.
@@ -167,11 +190,12 @@ BOOST_AUTO_TEST_CASE(a_failure_inside_a_plain_cpp_module_names_the_op_and_the_in
     BOOST_TEST(e.failure().op == "addmm");
     BOOST_TEST(e.failure().module_path == "proj");
     BOOST_REQUIRE(e.partial_trace());
-    BOOST_TEST(calls(*e.partial_trace()) ==
-                   (std::vector<std::string>{"#0 Net FAILED", "features#0 Sequential inferred",
-                                             "features.0#0 Conv2d inferred", "features.1#0 BatchNorm2d inferred",
-                                             "proj#0 Linear inferred FAILED"}),
-               boost::test_tools::per_element());
+    BOOST_TEST(
+        calls(*e.partial_trace()) ==
+            (std::vector<std::string>{
+                "#0 Net FAILED", "features#0 Sequential inferred", "features.0#0 Conv2d inferred",
+                "features.1#0 BatchNorm2d inferred", "proj#0 Linear inferred FAILED"}),
+        boost::test_tools::per_element());
     BOOST_TEST(!recorder::render_to_string<recorder::backend::Dot>(*e.partial_trace(), {}).empty());
   }
 }

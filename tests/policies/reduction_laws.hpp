@@ -31,7 +31,8 @@ namespace laws_detail {
 
 template <class V>
 void append(std::vector<double>& out, const V& v) {
-  if constexpr (std::is_arithmetic_v<V>) out.push_back(static_cast<double>(v));
+  if constexpr (std::is_arithmetic_v<V>)
+    out.push_back(static_cast<double>(v));
   else
     for (const auto& e : v) append(out, e);
 }
@@ -59,7 +60,8 @@ inline bool close(double a, double b, double tolerance) {
   return std::abs(a - b) <= tolerance * std::max({std::abs(a), std::abs(b), 1.0});
 }
 
-inline void check_close(const FlatResult& got, const FlatResult& want, double tolerance, std::string_view law) {
+inline void check_close(const FlatResult& got, const FlatResult& want, double tolerance,
+                        std::string_view law) {
   BOOST_TEST_CONTEXT("law: " << law) {
     BOOST_TEST_REQUIRE(got.size() == want.size());
     for (std::size_t f = 0; f < got.size(); ++f) {
@@ -67,8 +69,9 @@ inline void check_close(const FlatResult& got, const FlatResult& want, double to
         BOOST_TEST(got[f].first == want[f].first);
         BOOST_TEST_REQUIRE(got[f].second.size() == want[f].second.size());
         for (std::size_t i = 0; i < got[f].second.size(); ++i)
-          BOOST_TEST(close(got[f].second[i], want[f].second[i], tolerance),
-                     "element " << i << ": got " << got[f].second[i] << ", want " << want[f].second[i]);
+          BOOST_TEST(
+              close(got[f].second[i], want[f].second[i], tolerance),
+              "element " << i << ": got " << got[f].second[i] << ", want " << want[f].second[i]);
       }
     }
   }
@@ -114,7 +117,8 @@ void check_reduction_laws(const R& r, const std::vector<T>& xs) {
       BOOST_TEST(r.count(s) == i + 1);
     }
     const FlatResult whole = flatten(r.result(s));
-    laws_detail::check_close(whole, flatten(Ref::of(r, xs)), Ref::template tolerance<T>, "result == reference");
+    laws_detail::check_close(whole, flatten(Ref::of(r, xs)), Ref::template tolerance<T>,
+                             "result == reference");
 
     // States and results are values.
     const std::size_t mid = std::max<std::size_t>(n / 2, 1);
@@ -123,14 +127,19 @@ void check_reduction_laws(const R& r, const std::vector<T>& xs) {
     auto held = r.result(half);  // a value, even for KeepAll (`auto` copies the vector)
     auto copy = half;
     for (std::size_t i = mid; i < n; ++i) r.update(copy, xs[i]);
-    laws_detail::check_close(flatten(r.result(half)), half_before, 0, "updating a copy leaves the original as it was");
-    laws_detail::check_close(flatten(r.result(copy)), whole, 0, "a copied state goes on like the original");
+    laws_detail::check_close(flatten(r.result(half)), half_before, 0,
+                             "updating a copy leaves the original as it was");
+    laws_detail::check_close(flatten(r.result(copy)), whole, 0,
+                             "a copied state goes on like the original");
     BOOST_TEST(r.count(copy) == n);
     const auto snapshot = half;
     for (std::size_t i = mid; i < n; ++i) r.update(half, xs[i]);
-    laws_detail::check_close(flatten(r.result(snapshot)), half_before, 0, "updating the original leaves a copy as it was");
-    laws_detail::check_close(flatten(held), half_before, 0, "a result is independent of later updates");
-    laws_detail::check_close(flatten(r.result(half)), whole, 0, "the state goes on after a copy was taken");
+    laws_detail::check_close(flatten(r.result(snapshot)), half_before, 0,
+                             "updating the original leaves a copy as it was");
+    laws_detail::check_close(flatten(held), half_before, 0,
+                             "a result is independent of later updates");
+    laws_detail::check_close(flatten(r.result(half)), whole, 0,
+                             "the state goes on after a copy was taken");
 
     // Merge.
     if constexpr (reduce::mergeable_reduction<R, T>) {
@@ -141,9 +150,11 @@ void check_reduction_laws(const R& r, const std::vector<T>& xs) {
           const FlatResult b_before = flatten(r.result(b));
           r.merge(a, b);
           BOOST_TEST(r.count(a) == n);
-          laws_detail::check_close(flatten(r.result(a)), whole, Ref::template merge_tolerance<T>,
-                                   "merge(state of a part, state of the rest) == state of the whole");
-          laws_detail::check_close(flatten(r.result(b)), b_before, 0, "merge leaves the other state as it was");
+          laws_detail::check_close(
+              flatten(r.result(a)), whole, Ref::template merge_tolerance<T>,
+              "merge(state of a part, state of the rest) == state of the whole");
+          laws_detail::check_close(flatten(r.result(b)), b_before, 0,
+                                   "merge leaves the other state as it was");
         }
       }
     }
@@ -198,7 +209,8 @@ struct ReductionReference<reduce::Mean> {
   static constexpr double merge_tolerance = std::is_floating_point_v<T> ? 1e-12 : 0;
   template <class T>
   static T of(const reduce::Mean&, const std::vector<T>& xs) {
-    return static_cast<T>(static_cast<double>(laws_detail::left_fold_sum(xs)) / static_cast<double>(xs.size()));
+    return static_cast<T>(static_cast<double>(laws_detail::left_fold_sum(xs)) /
+                          static_cast<double>(xs.size()));
   }
 };
 

@@ -76,7 +76,8 @@ static_assert(reduce::mergeable_reduction<Count, double>);
 static_assert(reduce::check_reduction<Count, int>());
 static_assert(!reduce::tagged_reduction<Untagged> && reduce::described_reduction<Untagged>);
 static_assert(!reduce::reduction<Untagged, double>);
-static_assert(reduce::has_reduction_state<NoCount, double> && !reduce::reduction_steps<NoCount, double>);
+static_assert(reduce::has_reduction_state<NoCount, double> &&
+              !reduce::reduction_steps<NoCount, double>);
 static_assert(!reduce::reduction<int, double>);
 
 static_assert(reduce::reducible<double> && reduce::reducible<float> && reduce::reducible<int> &&
@@ -85,9 +86,12 @@ static_assert(!reduce::reducible<std::string> && !reduce::reducible<std::vector<
 
 template <class T>
 constexpr bool all_shipped() {
-  return reduce::mergeable_reduction<reduce::KeepAll, T> && reduce::mergeable_reduction<reduce::Last, T> &&
-         reduce::mergeable_reduction<reduce::Sum, T> && reduce::mergeable_reduction<reduce::Mean, T> &&
-         reduce::mergeable_reduction<reduce::Moments, T> && reduce::mergeable_reduction<reduce::MinMax, T> &&
+  return reduce::mergeable_reduction<reduce::KeepAll, T> &&
+         reduce::mergeable_reduction<reduce::Last, T> &&
+         reduce::mergeable_reduction<reduce::Sum, T> &&
+         reduce::mergeable_reduction<reduce::Mean, T> &&
+         reduce::mergeable_reduction<reduce::Moments, T> &&
+         reduce::mergeable_reduction<reduce::MinMax, T> &&
          reduce::mergeable_reduction<reduce::Histogram, T> && reduce::reduction<RunningMax, T> &&
          !reduce::mergeable_reduction<RunningMax, T>;
 }
@@ -95,19 +99,22 @@ static_assert(all_shipped<double>() && all_shipped<float>() && all_shipped<int>(
 // A value type without value_ops is no reduction's business.
 static_assert(!reduce::reduction<reduce::Sum, std::string>);
 
-static_assert(!reduce::KeepAll::constant_memory && reduce::Last::constant_memory && reduce::Sum::constant_memory &&
-              reduce::Mean::constant_memory && reduce::Moments::constant_memory &&
-              reduce::MinMax::constant_memory && reduce::Histogram::constant_memory && RunningMax::constant_memory);
-static_assert(reduce::KeepAll::name == "keep_all" && reduce::Last::name == "last" && reduce::Sum::name == "sum" &&
-              reduce::Mean::name == "mean" && reduce::Moments::name == "moments" &&
-              reduce::MinMax::name == "min_max" && reduce::Histogram::name == "histogram" &&
-              RunningMax::name == "custom");
+static_assert(!reduce::KeepAll::constant_memory && reduce::Last::constant_memory &&
+              reduce::Sum::constant_memory && reduce::Mean::constant_memory &&
+              reduce::Moments::constant_memory && reduce::MinMax::constant_memory &&
+              reduce::Histogram::constant_memory && RunningMax::constant_memory);
+static_assert(reduce::KeepAll::name == "keep_all" && reduce::Last::name == "last" &&
+              reduce::Sum::name == "sum" && reduce::Mean::name == "mean" &&
+              reduce::Moments::name == "moments" && reduce::MinMax::name == "min_max" &&
+              reduce::Histogram::name == "histogram" && RunningMax::name == "custom");
 
-static_assert(std::is_same_v<reduce::result_t<reduce::KeepAll, double>, const std::vector<double>&>);
+static_assert(
+    std::is_same_v<reduce::result_t<reduce::KeepAll, double>, const std::vector<double>&>);
 static_assert(std::is_same_v<reduce::result_t<reduce::Last, float>, float>);
 static_assert(std::is_same_v<reduce::result_t<reduce::Sum, int>, int>);
 static_assert(std::is_same_v<reduce::result_t<reduce::Mean, double>, double>);
-static_assert(std::is_same_v<reduce::result_t<reduce::Moments, float>, reduce::MomentsResult<double>>);
+static_assert(
+    std::is_same_v<reduce::result_t<reduce::Moments, float>, reduce::MomentsResult<double>>);
 static_assert(std::is_same_v<reduce::result_t<reduce::MinMax, int>, reduce::MinMaxResult<int>>);
 static_assert(std::is_same_v<reduce::result_t<reduce::Histogram, double>,
                              reduce::HistogramResult<std::vector<std::uint64_t>>>);
@@ -142,7 +149,9 @@ TwoPass two_pass(const std::vector<double>& xs, double correction = 1) {
   return {mean, m2 / (static_cast<double>(xs.size()) - correction)};
 }
 
-bool near(double a, double b, double rel) { return std::abs(a - b) <= rel * std::max(std::abs(a), std::abs(b)); }
+bool near(double a, double b, double rel) {
+  return std::abs(a - b) <= rel * std::max(std::abs(a), std::abs(b));
+}
 
 std::vector<std::string> field_names(const auto& result) {
   std::vector<std::string> names;
@@ -224,7 +233,8 @@ BOOST_AUTO_TEST_CASE(welford_matches_two_pass_where_naive_sums_fail) {
   }
   const double n = static_cast<double>(xs.size());
   const double naive = (sum_sq - sum * sum / n) / (n - 1);
-  BOOST_TEST(!near(naive, want.variance, 1e-3), "naive " << naive << " vs two-pass " << want.variance);
+  BOOST_TEST(!near(naive, want.variance, 1e-3),
+             "naive " << naive << " vs two-pass " << want.variance);
 
   const reduce::Moments r;
   auto s = r.init(xs[0]);
@@ -294,13 +304,14 @@ BOOST_AUTO_TEST_CASE(welford_merge_with_empty_sides) {
 
 BOOST_AUTO_TEST_CASE(histogram_bins_and_edges_follow_histc) {
   const reduce::Histogram r{4, 0.0, 1.0};
-  auto s = r.init(0.0);  // lo: first bin
+  auto s = r.init(0.0);                    // lo: first bin
   for (double x : {0.25, 0.5, 0.999, 1.0,  // 1.0 = hi: the last bin, not a fifth one
                    -0.001, 1.001, -5.0, std::numeric_limits<double>::quiet_NaN(),
                    std::numeric_limits<double>::infinity()})  // outside and NaN: not counted
     r.update(s, x);
   const auto h = r.result(s);
-  BOOST_TEST(h.counts == (std::vector<std::uint64_t>{1, 1, 1, 2}), boost::test_tools::per_element());
+  BOOST_TEST(h.counts == (std::vector<std::uint64_t>{1, 1, 1, 2}),
+             boost::test_tools::per_element());
   BOOST_TEST(h.lo == 0.0);
   BOOST_TEST(h.hi == 1.0);
   BOOST_TEST(h.bins == 4u);
@@ -316,7 +327,8 @@ BOOST_AUTO_TEST_CASE(histogram_bins_and_edges_follow_histc) {
   const reduce::Histogram ints{3, 0.0, 3.0};
   auto si = ints.init(0);
   for (int x : {1, 2, 3, 4, -1}) ints.update(si, x);
-  BOOST_TEST(ints.result(si).counts == (std::vector<std::uint64_t>{1, 1, 2}), boost::test_tools::per_element());
+  BOOST_TEST(ints.result(si).counts == (std::vector<std::uint64_t>{1, 1, 2}),
+             boost::test_tools::per_element());
 }
 
 BOOST_AUTO_TEST_CASE(histogram_rejects_invalid_options) {
@@ -330,17 +342,24 @@ BOOST_AUTO_TEST_CASE(histogram_rejects_invalid_options) {
   };
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const double inf = std::numeric_limits<double>::infinity();
-  BOOST_TEST(message([] { reduce::Histogram{0, 0.0, 1.0}; }) ==
-             "recorder: reduce::Histogram needs at least one bin (bins = 0)");
-  BOOST_TEST(message([] { reduce::Histogram{4, 1.0, 1.0}; }) ==
-             "recorder: reduce::Histogram needs lo < hi (lo = 1, hi = 1)");
-  BOOST_TEST(message([] { reduce::Histogram{4, 2.0, -1.5}; }) ==
-             "recorder: reduce::Histogram needs lo < hi (lo = 2, hi = -1.5)");
-  BOOST_TEST(message([&] { reduce::Histogram{4, nan, 1.0}; }) ==
-             "recorder: reduce::Histogram needs finite bounds (lo = nan, hi = 1)");
-  BOOST_TEST(message([&] { reduce::Histogram{4, 0.0, inf}; }) ==
-             "recorder: reduce::Histogram needs finite bounds (lo = 0, hi = inf)");
-  BOOST_TEST(message([] { reduce::Histogram{4, -1e308, 1e308}; }) ==
+  BOOST_TEST(message([] {
+               reduce::Histogram{0, 0.0, 1.0};
+             }) == "recorder: reduce::Histogram needs at least one bin (bins = 0)");
+  BOOST_TEST(message([] {
+               reduce::Histogram{4, 1.0, 1.0};
+             }) == "recorder: reduce::Histogram needs lo < hi (lo = 1, hi = 1)");
+  BOOST_TEST(message([] {
+               reduce::Histogram{4, 2.0, -1.5};
+             }) == "recorder: reduce::Histogram needs lo < hi (lo = 2, hi = -1.5)");
+  BOOST_TEST(message([&] {
+               reduce::Histogram{4, nan, 1.0};
+             }) == "recorder: reduce::Histogram needs finite bounds (lo = nan, hi = 1)");
+  BOOST_TEST(message([&] {
+               reduce::Histogram{4, 0.0, inf};
+             }) == "recorder: reduce::Histogram needs finite bounds (lo = 0, hi = inf)");
+  BOOST_TEST(message([] {
+               reduce::Histogram{4, -1e308, 1e308};
+             }) ==
              "recorder: reduce::Histogram's range hi - lo overflows (lo = -1e+308, hi = 1e+308)");
   BOOST_TEST(message([] { reduce::Histogram{4, -1.0, 1.0}; }) == "no exception");
 }
@@ -350,7 +369,8 @@ BOOST_AUTO_TEST_CASE(histogram_merge_needs_the_same_bins) {
   auto sa = a.init(0.5);
   const auto sb = b.init(0.5);
   BOOST_CHECK_THROW(a.merge(sa, sb), std::invalid_argument);
-  BOOST_TEST(a.result(sa).counts == (std::vector<std::uint64_t>{0, 0, 1, 0}), boost::test_tools::per_element());
+  BOOST_TEST(a.result(sa).counts == (std::vector<std::uint64_t>{0, 0, 1, 0}),
+             boost::test_tools::per_element());
 }
 
 // ---- keep-all cap ------------------------------------------------------------------------------
@@ -367,7 +387,8 @@ BOOST_AUTO_TEST_CASE(keep_all_cap_throws_and_keeps_what_was_recorded) {
     BOOST_TEST(e.cap() == 24u);
     BOOST_TEST(e.kept() == 3u);
     BOOST_TEST(e.needed() == 8u);
-    BOOST_TEST(std::string(e.what()) == "keep-all memory cap of 24 bytes exceeded after 3 samples (the next needs 8 bytes)");
+    BOOST_TEST(std::string(e.what()) ==
+               "keep-all memory cap of 24 bytes exceeded after 3 samples (the next needs 8 bytes)");
   }
   BOOST_TEST(r.result(s) == (std::vector<double>{1, 2, 3}), boost::test_tools::per_element());
   BOOST_TEST(r.count(s) == 3u);
@@ -379,13 +400,16 @@ BOOST_AUTO_TEST_CASE(keep_all_cap_throws_and_keeps_what_was_recorded) {
     (void)tiny.init(1.0);
     BOOST_FAIL("no CapacityExceeded");
   } catch (const std::length_error& e) {
-    BOOST_TEST(std::string(e.what()) == "keep-all memory cap of 4 bytes exceeded after 0 samples (the next needs 8 bytes)");
+    BOOST_TEST(std::string(e.what()) ==
+               "keep-all memory cap of 4 bytes exceeded after 0 samples (the next needs 8 bytes)");
   }
   const reduce::KeepAll one{.max_bytes = 12};
   auto so = one.init(1.0);
-  BOOST_CHECK_EXCEPTION(one.update(so, 2.0), reduce::CapacityExceeded, [](const reduce::CapacityExceeded& e) {
-    return std::string(e.what()) == "keep-all memory cap of 12 bytes exceeded after 1 sample (the next needs 8 bytes)";
-  });
+  BOOST_CHECK_EXCEPTION(
+      one.update(so, 2.0), reduce::CapacityExceeded, [](const reduce::CapacityExceeded& e) {
+        return std::string(e.what()) ==
+               "keep-all memory cap of 12 bytes exceeded after 1 sample (the next needs 8 bytes)";
+      });
 
   // A merge that does not fit throws and changes nothing.
   auto other = r.init(5.0);
@@ -412,7 +436,8 @@ BOOST_AUTO_TEST_CASE(custom_running_max_with_a_lambda) {
   BOOST_TEST(r.count(s) == 5u);
   // A capturing callable: its options are part of the reduction value.
   const double decay = 0.5;
-  const auto ema = reduce::custom([decay](double acc, const double& x) { return decay * acc + (1 - decay) * x; });
+  const auto ema = reduce::custom(
+      [decay](double acc, const double& x) { return decay * acc + (1 - decay) * x; });
   auto e = ema.init(0.0);
   ema.update(e, 4.0);
   ema.update(e, 8.0);
@@ -459,18 +484,24 @@ BOOST_AUTO_TEST_CASE(results_name_their_fields_in_order) {
   BOOST_TEST(field_names(moments) == (std::vector<std::string>{"mean", "variance", "count"}),
              boost::test_tools::per_element());
   const auto extremes = reduce::MinMax{}.result(reduce::MinMax{}.init(1.0));
-  BOOST_TEST(field_names(extremes) == (std::vector<std::string>{"min", "max"}), boost::test_tools::per_element());
+  BOOST_TEST(field_names(extremes) == (std::vector<std::string>{"min", "max"}),
+             boost::test_tools::per_element());
   const reduce::Histogram h{2, 0.0, 1.0};
-  BOOST_TEST(field_names(h.result(h.init(1.0))) == (std::vector<std::string>{"counts", "lo", "hi", "bins"}),
+  BOOST_TEST(field_names(h.result(h.init(1.0))) ==
+                 (std::vector<std::string>{"counts", "lo", "hi", "bins"}),
              boost::test_tools::per_element());
 
   // The visitor sees each field with its own type.
   std::uint64_t count = 0;
   double variance = -1;
-  reduce::Moments{}.result(reduce::Moments{}.init(2.0)).for_each_field([&](std::string_view name, const auto& v) {
-    if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::uint64_t>) count = v;
-    else if (name == "variance") variance = v;
-  });
+  reduce::Moments{}
+      .result(reduce::Moments{}.init(2.0))
+      .for_each_field([&](std::string_view name, const auto& v) {
+        if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::uint64_t>)
+          count = v;
+        else if (name == "variance")
+          variance = v;
+      });
   BOOST_TEST(count == 1u);
   BOOST_TEST(std::isnan(variance));
 }

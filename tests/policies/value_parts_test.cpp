@@ -41,11 +41,15 @@ namespace reduce = recorder::reduce;
 static_assert(reduce::has_elementwise_ops<Metres>);
 static_assert(!reduce::has_moment_ops<Metres> && !reduce::has_histogram_ops<Metres>);
 static_assert(!reduce::reducible<Metres>);  // the conjunction of all three parts
-static_assert(reduce::check_reduction<reduce::Sum, Metres>() && reduce::check_reduction<reduce::Mean, Metres>() &&
-              reduce::check_reduction<reduce::Last, Metres>() && reduce::check_reduction<reduce::MinMax, Metres>() &&
+static_assert(reduce::check_reduction<reduce::Sum, Metres>() &&
+              reduce::check_reduction<reduce::Mean, Metres>() &&
+              reduce::check_reduction<reduce::Last, Metres>() &&
+              reduce::check_reduction<reduce::MinMax, Metres>() &&
               reduce::check_reduction<reduce::KeepAll, Metres>());
-static_assert(reduce::mergeable_reduction<reduce::Sum, Metres> && reduce::mergeable_reduction<reduce::Mean, Metres>);
-static_assert(!reduce::reduction<reduce::Moments, Metres> && !reduce::reduction<reduce::Histogram, Metres>);
+static_assert(reduce::mergeable_reduction<reduce::Sum, Metres> &&
+              reduce::mergeable_reduction<reduce::Mean, Metres>);
+static_assert(!reduce::reduction<reduce::Moments, Metres> &&
+              !reduce::reduction<reduce::Histogram, Metres>);
 
 namespace {
 

@@ -42,8 +42,8 @@ namespace laws_detail {
 /// Every match of `pattern`'s first group, as a number.
 inline std::vector<std::size_t> numbers(const std::string& doc, const std::regex& pattern) {
   std::vector<std::size_t> out;
-  for (auto it = std::sregex_iterator(doc.begin(), doc.end(), pattern); it != std::sregex_iterator();
-       ++it)
+  for (auto it = std::sregex_iterator(doc.begin(), doc.end(), pattern);
+       it != std::sregex_iterator(); ++it)
     out.push_back(static_cast<std::size_t>(std::stoull((*it)[1].str())));
   return out;
 }
@@ -77,9 +77,9 @@ struct BackendFormat<backend::BasicDot<S>> {
   /// (The first line, `digraph "name" {`, holds the graph's name as a quoted DOT id.)
   static bool well_formed(const std::string& doc) {
     static const std::regex tag(R"(<(/?)([A-Za-z]+)[^<>]*>)");
-    const auto body = doc.begin() + static_cast<std::ptrdiff_t>(std::min(doc.find('\n'), doc.size()));
-    for (auto it = std::sregex_iterator(body, doc.end(), tag); it != std::sregex_iterator();
-         ++it) {
+    const auto body =
+        doc.begin() + static_cast<std::ptrdiff_t>(std::min(doc.find('\n'), doc.size()));
+    for (auto it = std::sregex_iterator(body, doc.end(), tag); it != std::sregex_iterator(); ++it) {
       const std::string name = (*it)[2].str();
       if (name != "TABLE" && name != "TR" && name != "TD" && name != "BR") return false;
     }
@@ -108,8 +108,8 @@ struct BackendFormat<backend::Mermaid> {
     std::istringstream in(doc);
     for (std::string l; std::getline(in, l);)
       if (!std::regex_match(l, line)) return false;
-    for (auto it = std::sregex_iterator(doc.begin(), doc.end(), label); it != std::sregex_iterator();
-         ++it) {
+    for (auto it = std::sregex_iterator(doc.begin(), doc.end(), label);
+         it != std::sregex_iterator(); ++it) {
       std::string text = std::regex_replace((*it)[1].str(), std::regex("<br>"), "");
       text = std::regex_replace(text, std::regex("#[a-z0-9]+;"), "");
       if (text.find_first_of("<>&#") != std::string::npos) return false;
@@ -169,8 +169,11 @@ inline std::vector<RenderOptions> law_options() {
   return {RenderOptions{},
           RenderOptions{.depth = 1},
           RenderOptions{.depth = std::nullopt},
-          RenderOptions{.depth = 2, .hide_inner_tensors = false, .show_shapes = false,
-                        .direction = Direction::RL, .graph_name = "named"},
+          RenderOptions{.depth = 2,
+                        .hide_inner_tensors = false,
+                        .show_shapes = false,
+                        .direction = Direction::RL,
+                        .graph_name = "named"},
           RenderOptions{.depth = std::nullopt, .expand_nested = true},
           RenderOptions{.hide_inner_tensors = false, .expand_nested = true, .roll = true},
           RenderOptions{.depth = std::nullopt, .hide_module_functions = false, .strict = false},
@@ -210,8 +213,8 @@ void check_backend_laws(const std::vector<Trace (*)()>& fixtures = law_fixtures(
       BOOST_TEST(os.str() == first);
 
       if constexpr (requires { BackendFormat<B>::census(first); }) {
-        const std::string where = a.model_name + " depth " +
-                                  (o.depth ? std::to_string(*o.depth) : std::string("all"));
+        const std::string where =
+            a.model_name + " depth " + (o.depth ? std::to_string(*o.depth) : std::string("all"));
         BOOST_TEST(BackendFormat<B>::well_formed(first), "malformed document: " << where);
         const Census c = BackendFormat<B>::census(first);
         std::vector<std::size_t> expected;

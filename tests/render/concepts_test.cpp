@@ -55,7 +55,6 @@ struct CharPointerExtension {
   static void render(const Trace&, const RenderOptions&, std::ostream&) {}
 };
 
-
 }  // namespace
 
 static_assert(render_backend<backend::Dot>);

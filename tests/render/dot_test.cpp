@@ -50,7 +50,6 @@ Trace nested_hostile() {
   return std::move(b.trace);
 }
 
-
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(header_and_ids) {
@@ -142,8 +141,8 @@ BOOST_AUTO_TEST_CASE(graphviz_accepts_every_fixture) {
   for (Make make : {Make{mlp}, Make{residual}, Make{failed}, Make{hostile}, Make{resnet18},
                     Make{recursive_net}, Make{observed_mlp}, Make{reused_block}})
     for (bool hide : {true, false})
-      for (std::optional<int> depth : {std::optional<int>{0}, std::optional<int>{2},
-                                       std::optional<int>{}}) {
+      for (std::optional<int> depth :
+           {std::optional<int>{0}, std::optional<int>{2}, std::optional<int>{}}) {
         const std::string text = dot(make(), {.depth = depth, .hide_inner_tensors = hide});
         std::string svg;
         BOOST_CHECK_NO_THROW(svg = detail::run_program({"dot", "-Tsvg"}, text));
@@ -153,14 +152,17 @@ BOOST_AUTO_TEST_CASE(graphviz_accepts_every_fixture) {
   for (Make make : {Make{residual}, Make{hostile}, Make{recursive_net}, Make{observed_mlp},
                     Make{reused_block}, Make{nested_hostile}})
     for (const RenderOptions& o :
-         {RenderOptions{.depth = std::nullopt, .expand_nested = true},
-          RenderOptions{.roll = true}, RenderOptions{.strict = false},
-          RenderOptions{.roll = true, .strict = false}, RenderOptions{.show_params = true},
-          RenderOptions{.hide_module_functions = false},
-          RenderOptions{.depth = std::nullopt, .hide_inner_tensors = false,
-                        .show_shapes = false, .expand_nested = true,
-                        .hide_module_functions = false, .roll = true, .strict = false,
-                        .show_params = true}}) {
+         {RenderOptions{.depth = std::nullopt, .expand_nested = true}, RenderOptions{.roll = true},
+          RenderOptions{.strict = false}, RenderOptions{.roll = true, .strict = false},
+          RenderOptions{.show_params = true}, RenderOptions{.hide_module_functions = false},
+          RenderOptions{.depth = std::nullopt,
+          .hide_inner_tensors = false,
+          .show_shapes = false,
+          .expand_nested = true,
+          .hide_module_functions = false,
+          .roll = true,
+          .strict = false,
+          .show_params = true}}) {
       for (const std::string& text :
            {dot(make(), o), render_to_string<backend::BasicDot<RedConvs>>(make(), o)}) {
         std::string svg;
@@ -187,12 +189,13 @@ BOOST_AUTO_TEST_CASE(rolled_edges_are_labelled_with_their_count) {
   const Trace t = recursive_net();
   const std::string strict = dot(t, {.roll = true});
   BOOST_TEST(count(strict, "[label=<") == 5u);
-  BOOST_TEST(strict.ends_with("\tn0 -> n1 [label=\" x4\"]\n"
-                              "\tn1 -> n2 [label=\" x3\"]\n"
-                              "\tn2 -> n1 [label=\" x3\"]\n"
-                              "\tn1 -> n1 [label=\" x3\"]\n"
-                              "\tn1 -> n3\n"
-                              "\tn3 -> n4\n}\n"));
+  BOOST_TEST(
+      strict.ends_with("\tn0 -> n1 [label=\" x4\"]\n"
+                       "\tn1 -> n2 [label=\" x3\"]\n"
+                       "\tn2 -> n1 [label=\" x3\"]\n"
+                       "\tn1 -> n1 [label=\" x3\"]\n"
+                       "\tn1 -> n3\n"
+                       "\tn3 -> n4\n}\n"));
   BOOST_TEST(strict.find("LSTMCell<BR/>cell (4 calls)<BR/>depth:1") != std::string::npos);
   BOOST_TEST(strict.find("LeakyReLU<BR/>act (3 calls)<BR/>depth:1") != std::string::npos);
   BOOST_TEST(strict.find("LeakyReLU<BR/>act (call 4/4)<BR/>depth:1") != std::string::npos);
@@ -249,8 +252,9 @@ BOOST_AUTO_TEST_CASE(parameter_counts_have_thousands_separators) {
              std::string::npos);
   BOOST_TEST(s.find("<TR><TD COLSPAN=\"5\">params: 9,408</TD></TR>") != std::string::npos);
   BOOST_TEST(s.find("params: 513,000") != std::string::npos);  // fc
-  BOOST_TEST(count(s, "params: ") == 10u);                      // every module node
-  const std::string plain = dot(resnet18(), {.depth = 1, .show_shapes = false, .show_params = true});
+  BOOST_TEST(count(s, "params: ") == 10u);                     // every module node
+  const std::string plain =
+      dot(resnet18(), {.depth = 1, .show_shapes = false, .show_params = true});
   BOOST_TEST(plain.find("<TR><TD>params: 9,408</TD></TR>") != std::string::npos);
   BOOST_TEST(dot(resnet18(), {.depth = 1}).find("params:") == std::string::npos);
 }
@@ -299,13 +303,15 @@ BOOST_AUTO_TEST_CASE(a_user_styler_changes_exactly_its_nodes) {
   // Six Conv2d calls: conv1, two in each block, and the downsample one.
   std::size_t nodes = 0, edges = 0;
   for (const std::string& line : changed) {
-    if (line.find("</TABLE>> fillcolor=\"#ff9999\" penwidth=2]") != std::string::npos) ++nodes;
-    else if (line.ends_with(" [color=red]")) ++edges;
-    else BOOST_ERROR("unexpected change: " << line);
+    if (line.find("</TABLE>> fillcolor=\"#ff9999\" penwidth=2]") != std::string::npos)
+      ++nodes;
+    else if (line.ends_with(" [color=red]"))
+      ++edges;
+    else
+      BOOST_ERROR("unexpected change: " << line);
   }
   BOOST_TEST(nodes == 6u);
   BOOST_TEST(edges == 6u);
   BOOST_TEST(count(red, "fillcolor=\"#ff9999\"") == 6u);
   BOOST_TEST(count(red, "fillcolor=darkseagreen1") == count(plain, "fillcolor=darkseagreen1") - 6);
 }
-

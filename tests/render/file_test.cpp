@@ -57,9 +57,7 @@ std::string read(const fs::path& p) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-void write(const fs::path& p, std::string_view s) {
-  std::ofstream(p, std::ios::binary) << s;
-}
+void write(const fs::path& p, std::string_view s) { std::ofstream(p, std::ios::binary) << s; }
 
 using recorder::testing::message_of;
 
@@ -110,7 +108,8 @@ BOOST_AUTO_TEST_CASE(missing_folder) {
     BOOST_FAIL("no error");
   } catch (const recorder::FileError& e) {
     BOOST_TEST(e.path() == target.parent_path() / "net.txt");
-    BOOST_TEST(std::string(e.what()) == "recorder: cannot write '" + (target.parent_path() / "net.txt").string() +
+    BOOST_TEST(std::string(e.what()) == "recorder: cannot write '" +
+                                            (target.parent_path() / "net.txt").string() +
                                             "': No such file or directory (folder '" +
                                             target.parent_path().string() + "' does not exist)");
   }
@@ -188,7 +187,7 @@ BOOST_AUTO_TEST_CASE(atomic_write_directly) {
   detail::write_file_atomically(p, "");
   BOOST_TEST(read(p).empty());
   BOOST_TEST(listing(dir.path) == (std::set<std::string>{"data.bin"}));
-  struct stat st{};
+  struct stat st {};
   BOOST_REQUIRE(::stat(p.c_str(), &st) == 0);
   const ::mode_t mask = ::umask(0);
   ::umask(mask);

@@ -161,8 +161,7 @@ class Builder {
 
   /// A model output fed by `t`.
   NodeId output(NodeId t) {
-    const NodeId o =
-        g().add_tensor(NodeKind::output, {}, 0, g().shape(t), "Float", "cpu", {}, {});
+    const NodeId o = g().add_tensor(NodeKind::output, {}, 0, g().shape(t), "Float", "cpu", {}, {});
     g().add_edge(t, o);
     return o;
   }
@@ -206,15 +205,18 @@ inline NodeId basic_block(Builder& b, const std::string& path, NodeId x, const D
   const std::int64_t ci = in_shape[1], co = out_shape[1];
   const ModuleId block = b.module(path, "BasicBlock", false);
   const ModuleId conv1 = b.module(path + ".conv1", "Conv2d", true, {{"weight", {co, ci, 3, 3}}});
-  const ModuleId bn1 = b.module(path + ".bn1", "BatchNorm2d", true, {{"weight", {co}}, {"bias", {co}}});
+  const ModuleId bn1 =
+      b.module(path + ".bn1", "BatchNorm2d", true, {{"weight", {co}}, {"bias", {co}}});
   const ModuleId relu = b.module(path + ".relu", "ReLU", true);
   const ModuleId conv2 = b.module(path + ".conv2", "Conv2d", true, {{"weight", {co, co, 3, 3}}});
-  const ModuleId bn2 = b.module(path + ".bn2", "BatchNorm2d", true, {{"weight", {co}}, {"bias", {co}}});
+  const ModuleId bn2 =
+      b.module(path + ".bn2", "BatchNorm2d", true, {{"weight", {co}}, {"bias", {co}}});
   ModuleId ds, ds_conv, ds_bn;
   if (downsample) {
     ds = b.module(path + ".downsample", "Sequential", false);
     ds_conv = b.module(path + ".downsample.0", "Conv2d", true, {{"weight", {co, ci, 1, 1}}});
-    ds_bn = b.module(path + ".downsample.1", "BatchNorm2d", true, {{"weight", {co}}, {"bias", {co}}});
+    ds_bn =
+        b.module(path + ".downsample.1", "BatchNorm2d", true, {{"weight", {co}}, {"bias", {co}}});
   }
   b.begin(block, {x});
   NodeId h = b.leaf(conv1, x, out_shape);
@@ -308,7 +310,8 @@ inline Trace failed() {
   const ModuleId root = b.module("", "Net", false);
   const ModuleId fc1 = b.module("fc1", "Linear", true, {{"weight", {64, 128}}, {"bias", {64}}});
   const ModuleId block = b.module("block", "Block", false);
-  const ModuleId fc2 = b.module("block.fc2", "Linear", true, {{"weight", {10, 32}}, {"bias", {10}}});
+  const ModuleId fc2 =
+      b.module("block.fc2", "Linear", true, {{"weight", {10, 32}}, {"bias", {10}}});
   const NodeId x = b.input({1, 128}, "x");
   b.begin(root, {x});
   NodeId h = b.leaf(fc1, x, {1, 64});
@@ -331,9 +334,9 @@ inline Trace failed() {
 inline Trace recursive_net() {
   Builder b("RecursiveNet");
   const ModuleId root = b.module("", "RecursiveNet", false);
-  const ModuleId cell = b.module("cell", "LSTMCell", true,
-                                 {{"weight_ih", {8, 3}}, {"weight_hh", {8, 2}}, {"bias_ih", {8}},
-                                  {"bias_hh", {8}}});
+  const ModuleId cell =
+      b.module("cell", "LSTMCell", true,
+               {{"weight_ih", {8, 3}}, {"weight_hh", {8, 2}}, {"bias_ih", {8}}, {"bias_hh", {8}}});
   const ModuleId act = b.module("act", "LeakyReLU", true);
   const NodeId x = b.input({2, 3});
   b.begin(root, {x});
@@ -403,8 +406,8 @@ inline Trace reused_block() {
 inline Trace hostile() {
   Builder b("My \"Net\"\\\n<x>");
   const ModuleId root = b.module("", "My \"Net\"\\\n<x>", false);
-  const ModuleId weird = b.module("a/b:c.\"quote\"", "Weird<T>&\"x\"", true,
-                                  {{"w<\"&>\n", {2, 2}}});
+  const ModuleId weird =
+      b.module("a/b:c.\"quote\"", "Weird<T>&\"x\"", true, {{"w<\"&>\n", {2, 2}}});
   const ModuleId tabbed = b.module("../x.<b>\tbold\x01", "a&b\nc", true);
   const NodeId x = b.input({2, 2}, "x\ny \"in\" <&>");
   b.begin(root, {x});
@@ -448,7 +451,8 @@ inline std::string describe(const Graph& g, const VisibleNode& v) {
     }
     case NodeKind::function:
       return std::string(g.function(v.node).op) + (g.node(v.node).inplace ? "_" : "");
-    default: return std::string(to_string(v.kind));
+    default:
+      return std::string(to_string(v.kind));
   }
 }
 

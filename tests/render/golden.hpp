@@ -49,8 +49,8 @@ inline void check_golden(const std::string& name, const std::string& actual) {
     return;
   }
   std::ifstream in(path, std::ios::binary);
-  BOOST_REQUIRE_MESSAGE(in, "missing golden file " << path
-                                                   << " (run with RECORDER_UPDATE_GOLDEN=1 to create it)");
+  BOOST_REQUIRE_MESSAGE(
+      in, "missing golden file " << path << " (run with RECORDER_UPDATE_GOLDEN=1 to create it)");
   const std::string expected{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
   BOOST_TEST(actual == expected, name << " differs from its golden file at "
                                       << first_difference(actual, expected)

@@ -60,7 +60,8 @@ BOOST_AUTO_TEST_CASE(hostile_golden) {
 }
 
 BOOST_AUTO_TEST_CASE(option_goldens) {
-  check_golden("residual_nested.dot", dot(residual(), {.depth = std::nullopt, .expand_nested = true}));
+  check_golden("residual_nested.dot",
+               dot(residual(), {.depth = std::nullopt, .expand_nested = true}));
   check_golden("rnn_rolled.dot", dot(recursive_net(), {.roll = true}));
   check_golden("rnn_unrolled.dot", dot(recursive_net()));
   check_golden("rnn_rolled_loose.dot", dot(recursive_net(), {.roll = true, .strict = false}));
@@ -77,10 +78,12 @@ BOOST_AUTO_TEST_CASE(graphviz_accepts_every_dot_golden) {
   bool found = false;
   for (std::string_view rest = path ? path : ""; !rest.empty() && !found;) {
     const auto colon = rest.find(':');
-    found = std::filesystem::exists(std::filesystem::path(std::string(rest.substr(0, colon))) / "dot");
+    found =
+        std::filesystem::exists(std::filesystem::path(std::string(rest.substr(0, colon))) / "dot");
     rest = colon == std::string_view::npos ? std::string_view{} : rest.substr(colon + 1);
   }
-  BOOST_TEST_REQUIRE(found, "Graphviz 'dot' is not on PATH: install Graphviz (scripts/test.sh does)");
+  BOOST_TEST_REQUIRE(found,
+                     "Graphviz 'dot' is not on PATH: install Graphviz (scripts/test.sh does)");
   std::size_t checked = 0;
   for (const auto& entry : std::filesystem::directory_iterator(golden_dir())) {
     if (entry.path().extension() != ".dot") continue;

@@ -112,9 +112,11 @@ BOOST_AUTO_TEST_CASE(view_golden_files) {
   check_golden("json_visible_mlp.json", view(mlp()));
   const Trace r = residual();
   check_golden("json_visible_residual_depth1.json", view(r, {.depth = 1}));
-  check_golden("json_visible_residual_nested.json",
-               view(r, {.depth = std::nullopt, .hide_inner_tensors = false,
-                        .direction = Direction::LR, .expand_nested = true, .show_params = true}));
+  check_golden("json_visible_residual_nested.json", view(r, {.depth = std::nullopt,
+                                                             .hide_inner_tensors = false,
+                                                             .direction = Direction::LR,
+                                                             .expand_nested = true,
+                                                             .show_params = true}));
   check_golden("json_visible_failed.json", view(failed(), {.expand_nested = true}));
   check_golden("json_visible_recursive_rolled.json", view(recursive_net(), {.roll = true}));
   check_golden("json_visible_hostile.json",
@@ -126,9 +128,13 @@ BOOST_AUTO_TEST_CASE(view_is_valid_json_for_every_fixture_and_option) {
   for (Make make : {Make{mlp}, Make{residual}, Make{failed}, Make{hostile}, Make{resnet18}})
     for (const RenderOptions& o :
          {RenderOptions{}, RenderOptions{.depth = 0}, RenderOptions{.depth = std::nullopt},
-          RenderOptions{.hide_inner_tensors = false, .show_shapes = false, .expand_nested = true,
-                        .hide_module_functions = false, .roll = true, .strict = false,
-                        .show_params = true}}) {
+          RenderOptions{.hide_inner_tensors = false,
+          .show_shapes = false,
+          .expand_nested = true,
+          .hide_module_functions = false,
+          .roll = true,
+          .strict = false,
+          .show_params = true}}) {
       const std::string s = view(make(), o);
       JsonValidator v(s);
       BOOST_TEST(v.valid(), "invalid JSON near byte " << v.position());
@@ -141,8 +147,7 @@ BOOST_AUTO_TEST_CASE(view_is_valid_json_for_every_fixture_and_option) {
 BOOST_AUTO_TEST_CASE(view_follows_the_visible_graph) {
   const Trace t = resnet18();
   // torchview's ResNet-18 counts: 13 / 12 at depth 1, 68 / 75 at depth 3.
-  for (const auto& [depth, nodes, edges] :
-       {std::tuple{1, 13u, 12u}, std::tuple{3, 68u, 75u}}) {
+  for (const auto& [depth, nodes, edges] : {std::tuple{1, 13u, 12u}, std::tuple{3, 68u, 75u}}) {
     const std::string s = view(t, {.depth = depth});
     BOOST_TEST(count(s, "\"index\": ") == nodes);
     BOOST_TEST(count(s, "{\"from\": ") == edges);
@@ -171,8 +176,9 @@ BOOST_AUTO_TEST_CASE(view_options_shapes_params_clusters) {
   const std::string s = view(r, nested);
   BOOST_TEST(count(s, "\"call\": ") == vg.clusters.size());
   BOOST_TEST(s.find("\"index\": 1,\n      \"call\": ") != std::string::npos);
-  BOOST_TEST(s.find("\"parent\": 0,\n      \"path\": \"layer1.0\",\n      \"class\": \"BasicBlock\","
-                    "\n      \"label\": \"BasicBlock\\n0\"") != std::string::npos);
+  BOOST_TEST(
+      s.find("\"parent\": 0,\n      \"path\": \"layer1.0\",\n      \"class\": \"BasicBlock\","
+             "\n      \"label\": \"BasicBlock\\n0\"") != std::string::npos);
   BOOST_TEST(s.find("\"cluster\": null") != std::string::npos);
   BOOST_TEST(s.find("\"cluster\": 2") != std::string::npos);  // downsample, inside layer1.0
 }
@@ -184,8 +190,8 @@ BOOST_AUTO_TEST_CASE(view_edge_counts) {
   b.begin(root, {x});
   const NodeId first = b.fn("split", {x}, {2, 2});
   const NodeId split = b.last_call;
-  const NodeId second = b.g().add_tensor(NodeKind::tensor, b.trace.root, 1, Shape(Dims{2, 2}),
-                                         "Float", "cpu", split);
+  const NodeId second =
+      b.g().add_tensor(NodeKind::tensor, b.trace.root, 1, Shape(Dims{2, 2}), "Float", "cpu", split);
   b.g().add_edge(split, second);
   const NodeId sum = b.fn("add", {first, second}, {2, 2});
   b.end({sum});

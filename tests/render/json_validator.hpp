@@ -27,13 +27,20 @@ class JsonValidator {
   bool value(int level) {
     if (level > 64 || i_ >= s_.size()) return false;
     switch (s_[i_]) {
-      case '{': return object(level);
-      case '[': return array(level);
-      case '"': return string();
-      case 't': return literal("true");
-      case 'f': return literal("false");
-      case 'n': return literal("null");
-      default: return number();
+      case '{':
+        return object(level);
+      case '[':
+        return array(level);
+      case '"':
+        return string();
+      case 't':
+        return literal("true");
+      case 'f':
+        return literal("false");
+      case 'n':
+        return literal("null");
+      default:
+        return number();
     }
   }
   bool object(int level) {

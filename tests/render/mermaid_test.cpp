@@ -47,9 +47,10 @@ BOOST_AUTO_TEST_CASE(golden_files) {
   check_golden("mermaid_recursive_rolled.mmd", mermaid(rnn, {.roll = true}));
   check_golden("mermaid_recursive_unrolled.mmd", mermaid(rnn));
   check_golden("mermaid_reused_not_strict.mmd", mermaid(reused_block(), {.strict = false}));
-  check_golden("mermaid_observed_functions.mmd",
-               mermaid(observed_mlp(), {.depth = std::nullopt, .expand_nested = true,
-                                        .hide_module_functions = false}));
+  check_golden(
+      "mermaid_observed_functions.mmd",
+      mermaid(observed_mlp(),
+              {.depth = std::nullopt, .expand_nested = true, .hide_module_functions = false}));
 }
 
 BOOST_AUTO_TEST_CASE(escaping) {
@@ -75,9 +76,9 @@ BOOST_AUTO_TEST_CASE(direction_and_title) {
 
 BOOST_AUTO_TEST_CASE(depth_and_tensors_follow_the_visible_graph) {
   const Trace r = resnet18();
-  for (const RenderOptions& o : {RenderOptions{.depth = 1}, RenderOptions{},
-                                 RenderOptions{.depth = std::nullopt},
-                                 RenderOptions{.hide_inner_tensors = false}}) {
+  for (const RenderOptions& o :
+       {RenderOptions{.depth = 1}, RenderOptions{}, RenderOptions{.depth = std::nullopt},
+        RenderOptions{.hide_inner_tensors = false}}) {
     const VisibleGraph vg = visible_graph(r.graph, o);
     const std::string s = mermaid(r, o);
     BOOST_TEST(count(s, "[\"") == vg.nodes.size());
@@ -91,8 +92,9 @@ BOOST_AUTO_TEST_CASE(depth_and_tensors_follow_the_visible_graph) {
 
 BOOST_AUTO_TEST_CASE(shapes_params_and_failure) {
   const std::string shapes = mermaid(mlp());
-  BOOST_TEST(shapes.find("n1[\"Linear<br>fc1<br>depth:1<br>input: (1, 128)<br>output: (1, 64)\"]") !=
-             std::string::npos);
+  BOOST_TEST(
+      shapes.find("n1[\"Linear<br>fc1<br>depth:1<br>input: (1, 128)<br>output: (1, 64)\"]") !=
+      std::string::npos);
   const std::string bare = mermaid(mlp(), {.show_shapes = false, .show_params = true});
   BOOST_TEST(bare.find("(1, 128)") == std::string::npos);
   BOOST_TEST(bare.find("n1[\"Linear<br>fc1<br>depth:1<br>params: 8,256\"]") != std::string::npos);
@@ -109,8 +111,9 @@ BOOST_AUTO_TEST_CASE(nested_subgraphs) {
   const std::string s = mermaid(r, {.depth = std::nullopt, .expand_nested = true});
   BOOST_TEST(count(s, "subgraph c") == vg.clusters.size());
   BOOST_TEST(count(s, "\tend\n") == vg.clusters.size());
-  BOOST_TEST(s.find("\tsubgraph c0[\"Sequential<br>layer1\"]\n\t\tsubgraph c1[\"BasicBlock<br>0\"]") !=
-             std::string::npos);
+  BOOST_TEST(
+      s.find("\tsubgraph c0[\"Sequential<br>layer1\"]\n\t\tsubgraph c1[\"BasicBlock<br>0\"]") !=
+      std::string::npos);
   BOOST_TEST(mermaid(r, {.depth = std::nullopt}).find("subgraph") == std::string::npos);
 }
 
@@ -122,8 +125,8 @@ BOOST_AUTO_TEST_CASE(parallel_edges_strict_and_rolled) {
   b.begin(root, {x});
   const NodeId s = b.fn("split", {x}, {2, 2});
   const NodeId split = b.last_call;
-  const NodeId second = b.g().add_tensor(NodeKind::tensor, b.trace.root, 1, Shape(Dims{2, 2}),
-                                         "Float", "cpu", split);
+  const NodeId second =
+      b.g().add_tensor(NodeKind::tensor, b.trace.root, 1, Shape(Dims{2, 2}), "Float", "cpu", split);
   b.g().add_edge(split, second);
   const NodeId sum = b.fn("add", {s, second}, {2, 2});
   b.end({sum});

@@ -90,7 +90,8 @@ BOOST_AUTO_TEST_CASE(a_hand_built_partial_trace) {
       "Forward/backward pass size: 48\n"
       "Params size: 48\n"
       "Estimated Total Size: 200\n"
-      "==========================================================================================\n";
+      "=========================================================================================="
+      "\n";
   BOOST_TEST(recorder::summary(t) == expected);
   BOOST_TEST(recorder::render_to_string<recorder::backend::Summary>(t) == expected);
   // Folded to depth 0, the root shows everything below it.

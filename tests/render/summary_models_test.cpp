@@ -48,8 +48,9 @@ void check(const std::string& golden, const std::string& actual,
            const std::optional<std::string>& torchinfo) {
   recorder::testing::check_golden(golden, actual);
   if (!torchinfo) return;  // a table of ours torchinfo never printed: the golden file only
-  BOOST_TEST(actual == *torchinfo, golden << " differs from torchinfo at "
-                                          << recorder::testing::first_difference(actual, *torchinfo));
+  BOOST_TEST(actual == *torchinfo, golden
+                                       << " differs from torchinfo at "
+                                       << recorder::testing::first_difference(actual, *torchinfo));
 }
 
 /// torchinfo's RecursiveNet: one Conv2d(64, 64, 3, padding 1) applied six times.
@@ -82,8 +83,8 @@ TORCH_MODULE(BrokenNet);
 struct SeparableNetImpl : torch::nn::Module {
   torch::Tensor depthwise{register_parameter("depthwise", torch::randn({8, 1, 3, 3}))};
   torch::Tensor pointwise{register_parameter("pointwise", torch::randn({16, 8, 1, 1}))};
-  recorder::Module<torch::nn::Conv2d> conv{register_module(
-      "conv", torch::nn::Conv2d(torch::nn::Conv2dOptions(16, 4, 3).padding(1)))};
+  recorder::Module<torch::nn::Conv2d> conv{
+      register_module("conv", torch::nn::Conv2d(torch::nn::Conv2dOptions(16, 4, 3).padding(1)))};
   template <recorder::tensor_like T>
   T forward(T x) {
     // The ops table has no convolution: `recorder::op` records one node named as given.
@@ -106,8 +107,10 @@ TORCH_MODULE(SeparableNet);
 std::optional<std::uint64_t> cell_number(std::string cell) {
   std::string digits;
   for (char c : cell)
-    if (c >= '0' && c <= '9') digits += c;
-    else if (c != ',' && c != '(' && c != ')') return std::nullopt;
+    if (c >= '0' && c <= '9')
+      digits += c;
+    else if (c != ',' && c != '(' && c != ')')
+      return std::nullopt;
   if (digits.empty()) return std::nullopt;
   return std::stoull(digits);
 }
@@ -126,8 +129,8 @@ void check_column_sums(const recorder::Trace& trace, const std::string& what) {
     BOOST_TEST(macs == t.total_mult_adds, what << " at depth " << depth);
     const std::string text = recorder::summary(
         trace, {.depth = depth, .columns = {SummaryColumn::num_params, SummaryColumn::mult_adds}});
-    BOOST_TEST(text.find("Total params: " + recorder::detail::with_thousands(params) +
-                         "\n") != std::string::npos);
+    BOOST_TEST(text.find("Total params: " + recorder::detail::with_thousands(params) + "\n") !=
+               std::string::npos);
   }
 }
 
@@ -164,9 +167,9 @@ BOOST_AUTO_TEST_CASE(frozen_resnet18_is_torchinfos_table) {
   auto params = net->parameters();
   for (std::size_t i = 0; i < 30; ++i) params.at(i).set_requires_grad(false);
   auto t = Tracer{}.run(net, torch::zeros({1, 3, 64, 64}));
-  const std::string s = recorder::summary(
-      t, {.columns = {SummaryColumn::output_size, SummaryColumn::num_params,
-                      SummaryColumn::kernel_size, SummaryColumn::mult_adds}});
+  const std::string s =
+      recorder::summary(t, {.columns = {SummaryColumn::output_size, SummaryColumn::num_params,
+                                        SummaryColumn::kernel_size, SummaryColumn::mult_adds}});
   check("frozen_layers.txt", s, peer("frozen_layers.out"));
   BOOST_TEST(t.trainable_params == 11006440u);
 }
@@ -174,12 +177,12 @@ BOOST_AUTO_TEST_CASE(frozen_resnet18_is_torchinfos_table) {
 BOOST_AUTO_TEST_CASE(lstm_verbose_is_torchinfos_table) {
   models::LSTMNet net;
   auto t = Tracer{}.run(net, torch::zeros({1, 100}, torch::kLong));
-  const std::string s = recorder::summary(
-      t, {.columns = {SummaryColumn::kernel_size, SummaryColumn::output_size,
-                      SummaryColumn::num_params, SummaryColumn::mult_adds},
-          .col_width = 20,
-          .row_settings = {SummaryRowSetting::var_names},
-          .verbose = true});
+  const std::string s =
+      recorder::summary(t, {.columns = {SummaryColumn::kernel_size, SummaryColumn::output_size,
+                                        SummaryColumn::num_params, SummaryColumn::mult_adds},
+                            .col_width = 20,
+                            .row_settings = {SummaryRowSetting::var_names},
+                            .verbose = true});
   check("lstm.txt", s, peer("lstm.out"));
   const auto table = recorder::summarize(t);
   BOOST_TEST(table.total_params == 3784580u);
@@ -190,7 +193,8 @@ BOOST_AUTO_TEST_CASE(all_outputs_of_tuple_returning_modules) {
   models::LSTMNet net;
   auto t = Tracer{}.run(net, torch::zeros({1, 100}, torch::kLong));
   const auto first_only = recorder::summarize(t, {.row_settings = {SummaryRowSetting::var_names}});
-  const auto all = recorder::summarize(t, {.row_settings = {SummaryRowSetting::var_names}, .all_outputs = true});
+  const auto all =
+      recorder::summarize(t, {.row_settings = {SummaryRowSetting::var_names}, .all_outputs = true});
   BOOST_REQUIRE(all.rows.size() == 4u);  // LSTMNet, embedding, encoder, decoder
   BOOST_TEST(first_only.rows[2].label == "LSTM (encoder)");
   BOOST_TEST(first_only.rows[2].cells[0] == "[1, 100, 512]");  // torchinfo: the first output only
@@ -246,7 +250,8 @@ BOOST_AUTO_TEST_CASE(a_forward_that_throws_still_gives_the_table) {
   BOOST_REQUIRE(partial);
   const std::string s = recorder::summary(*partial);
   BOOST_TEST(s.find("\u251c\u2500Linear: 1-3 (failed)") != std::string::npos, s);
-  BOOST_TEST(s.find("\u251c\u2500Linear: 1-1                            [1, 4]") != std::string::npos, s);
+  BOOST_TEST(
+      s.find("\u251c\u2500Linear: 1-1                            [1, 4]") != std::string::npos, s);
   check("broken.txt", s, std::nullopt);
 }
 
@@ -273,7 +278,8 @@ BOOST_AUTO_TEST_CASE(functional_convolutions_in_a_composite_forward) {
 #endif
 }
 
-BOOST_AUTO_TEST_CASE(functional_mult_adds_of_the_transformer, *boost::unit_test::precondition(test::ndebug)) {
+BOOST_AUTO_TEST_CASE(functional_mult_adds_of_the_transformer,
+                     *boost::unit_test::precondition(test::ndebug)) {
 #ifdef NDEBUG
   // TransformerEncoderModel's defaults: vocab V = 100, d_model E = 64, H = 4 heads of
   // d_head = 16, 2 post-norm layers, feed-forward 256; tokens [L, N] = [10, 2].
@@ -308,8 +314,8 @@ BOOST_AUTO_TEST_CASE(functional_mult_adds_of_the_transformer, *boost::unit_test:
   // MultiheadAttention, inferred from the parameters its ops read (depth 3), with its share of
   // the attention's parameters and mult-adds. Folded at depth 2, and less the functional line,
   // it is the table of the record::Structure trace, torchinfo's numbers and all.
-  BOOST_TEST(s.find("\u2502    \u2502    \u2514\u2500Linear: 3-1                  [10, 2, 64]               4,160") !=
-             std::string::npos);
+  BOOST_TEST(s.find("\u2502    \u2502    \u2514\u2500Linear: 3-1                  [10, 2, 64]      "
+                    "         4,160") != std::string::npos);
   SummaryOptions folded = options;
   folded.depth = 2;
   std::string without = recorder::summary(t, folded);

@@ -31,8 +31,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-
-
 /// Sets an environment variable for the scope, restoring the old value after.
 class ScopedEnv {
  public:
@@ -126,7 +124,8 @@ BOOST_AUTO_TEST_CASE(svg_to_file) {
 }
 
 BOOST_AUTO_TEST_CASE(missing_dot_is_a_clear_error) {
-  const fs::path empty = fs::temp_directory_path() / ("recorder_empty_" + std::to_string(::getpid()));
+  const fs::path empty =
+      fs::temp_directory_path() / ("recorder_empty_" + std::to_string(::getpid()));
   fs::create_directories(empty);
   {
     ScopedEnv path("PATH", empty.string());
@@ -142,12 +141,14 @@ BOOST_AUTO_TEST_CASE(missing_dot_is_a_clear_error) {
 
 BOOST_AUTO_TEST_CASE(failing_dot_reports_its_stderr) {
   RECORDER_REQUIRE_PROGRAM("dot");
-  const std::string msg =
-      message_of([] { detail::run_program({"dot", "-Tsvg"}, "this is not { dot"); });
+  const std::string msg = message_of([] {
+    detail::run_program({"dot", "-Tsvg"}, "this is not { dot");
+  });
   BOOST_TEST(msg.find("'dot -Tsvg' exited with status") != std::string::npos, msg);
   BOOST_TEST(msg.find("syntax error") != std::string::npos, msg);
-  const std::string format =
-      message_of([] { detail::run_program({"dot", "-Tno-such-format"}, "digraph {}"); });
+  const std::string format = message_of([] {
+    detail::run_program({"dot", "-Tno-such-format"}, "digraph {}");
+  });
   BOOST_TEST(format.find("exited with status") != std::string::npos, format);
   BOOST_TEST(format.find("no-such-format") != std::string::npos, format);
 }
@@ -156,7 +157,7 @@ BOOST_AUTO_TEST_CASE(no_deadlock_and_no_sigpipe) {
   RECORDER_REQUIRE_PROGRAM("cat");
   RECORDER_REQUIRE_PROGRAM("true");
   const std::string big(8 << 20, 'x');
-  BOOST_TEST(detail::run_program({"cat"}, big) == big);  // both pipes full at once
+  BOOST_TEST(detail::run_program({"cat"}, big) == big);    // both pipes full at once
   BOOST_TEST(detail::run_program({"true"}, big).empty());  // exits without reading stdin
   BOOST_TEST(detail::run_program({"cat"}, "").empty());
 }
@@ -164,11 +165,12 @@ BOOST_AUTO_TEST_CASE(no_deadlock_and_no_sigpipe) {
 BOOST_AUTO_TEST_CASE(timeout_kills_the_program) {
   RECORDER_REQUIRE_PROGRAM("sleep");
   const auto start = std::chrono::steady_clock::now();
-  const std::string msg = message_of(
-      [] { detail::run_program({"sleep", "10"}, "", std::chrono::milliseconds{200}); });
-  BOOST_TEST(msg.find("'sleep 10' ran past its time limit of 0.2 s and was killed") !=
-                 std::string::npos,
-             msg);
+  const std::string msg = message_of([] {
+    detail::run_program({"sleep", "10"}, "", std::chrono::milliseconds{200});
+  });
+  BOOST_TEST(
+      msg.find("'sleep 10' ran past its time limit of 0.2 s and was killed") != std::string::npos,
+      msg);
   BOOST_TEST(seconds_since(start) < 5.0);
   BOOST_CHECK_THROW(detail::run_program({"sleep", "10"}, "", std::chrono::milliseconds{50}),
                     detail::ProgramTimedOut);
@@ -239,21 +241,30 @@ BOOST_AUTO_TEST_CASE(the_backend_is_a_value_with_its_settings) {
   // The time limit and the report sink as settings: the steps go to `log`, not to stderr.
   std::ostringstream log, out;
   render(residual(), {}, out, backend::Svg{.timeout = 300ms, .report = &log});
-  BOOST_TEST(log.str() == "recorder: dot ran past its time limit of 0.3 s; laying out with 'sfdp -Tsvg' instead\n");
+  BOOST_TEST(
+      log.str() ==
+      "recorder: dot ran past its time limit of 0.3 s; laying out with 'sfdp -Tsvg' instead\n");
   BOOST_TEST(out.str().find("<svg") != std::string::npos);
   // Another fallback engine, and none at all: then the time limit is an error.
   std::ostringstream log2;
-  const std::string png = render_to_string(mlp(), {}, backend::Png{.timeout = 300ms, .fallback = "neato", .report = &log2});
+  const std::string png = render_to_string(
+      mlp(), {}, backend::Png{.timeout = 300ms, .fallback = "neato", .report = &log2});
   BOOST_TEST(png.substr(1, 3) == "PNG");
-  BOOST_TEST(log2.str() == "recorder: dot ran past its time limit of 0.3 s; laying out with 'neato -Tpng' instead\n");
-  const std::string msg =
-      message_of([] { (void)render_to_string(mlp(), {}, backend::Svg{.timeout = 200ms, .fallback = {}}); });
-  BOOST_TEST(msg.find("'dot -Tsvg' ran past its time limit of 0.2 s and was killed") != std::string::npos, msg);
+  BOOST_TEST(
+      log2.str() ==
+      "recorder: dot ran past its time limit of 0.3 s; laying out with 'neato -Tpng' instead\n");
+  const std::string msg = message_of(
+      [] { (void)render_to_string(mlp(), {}, backend::Svg{.timeout = 200ms, .fallback = {}}); });
+  BOOST_TEST(
+      msg.find("'dot -Tsvg' ran past its time limit of 0.2 s and was killed") != std::string::npos,
+      msg);
   BOOST_TEST(err.text().empty());
   // render<B> is render(..., B{}); render_to_file takes a value too.
-  const fs::path dir = fs::temp_directory_path() / ("recorder_svg_value_" + std::to_string(::getpid()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("recorder_svg_value_" + std::to_string(::getpid()));
   fs::create_directories(dir);
-  BOOST_TEST(render_to_file(mlp(), {}, dir / "m", backend::Svg{.timeout = 300ms, .report = nullptr}) == dir / "m.svg");
+  BOOST_TEST(render_to_file(mlp(), {}, dir / "m",
+                            backend::Svg{.timeout = 300ms, .report = nullptr}) == dir / "m.svg");
   fs::remove_all(dir);
 }
 
@@ -270,11 +281,11 @@ BOOST_AUTO_TEST_CASE(failing_dot_falls_back_only_for_large_graphs) {
   CaptureCerr err;
   const std::string svg = render_to_string<backend::Svg>(synthetic_chain(1100));
   BOOST_TEST(svg.find("<svg") != std::string::npos);
-  BOOST_TEST(err.text().find("recorder: dot failed (recorder: 'dot -Tsvg -Gnslimit=2 "
-                             "-Gnslimit1=2 -Gmclimit=0.5' exited with status 1: trouble in "
-                             "init_rank); laying out with 'sfdp -Tsvg' instead\n") !=
-                 std::string::npos,
-             err.text());
+  BOOST_TEST(
+      err.text().find("recorder: dot failed (recorder: 'dot -Tsvg -Gnslimit=2 "
+                      "-Gnslimit1=2 -Gmclimit=0.5' exited with status 1: trouble in "
+                      "init_rank); laying out with 'sfdp -Tsvg' instead\n") != std::string::npos,
+      err.text());
 }
 
 BOOST_AUTO_TEST_CASE(fallback_failing_too_is_an_error) {

@@ -41,8 +41,8 @@ BOOST_AUTO_TEST_CASE(mlp_chain_at_depth_1) {
 
 BOOST_AUTO_TEST_CASE(mlp_same_at_every_depth_from_1) {
   const Trace t = mlp();
-  for (std::optional<int> d : {std::optional<int>{1}, std::optional<int>{2},
-                               std::optional<int>{3}, std::optional<int>{}}) {
+  for (std::optional<int> d : {std::optional<int>{1}, std::optional<int>{2}, std::optional<int>{3},
+                               std::optional<int>{}}) {
     const VisibleGraph vg = at(t, d);
     BOOST_TEST(vg.nodes.size() == 5u);
     BOOST_TEST(vg.edges.size() == 4u);
@@ -78,34 +78,62 @@ BOOST_AUTO_TEST_CASE(residual_depth_2_reroutes_the_skip_edges_into_blocks) {
   BOOST_TEST(node_names(t.graph, vg) == (Names{"input", "conv1", "bn1", "relu", "layer1.0",
                                                "layer1.1", "flatten", "fc", "output"}),
              tt::per_element());
-  BOOST_TEST(edge_names(t.graph, vg) ==
-                 (Names{"input -> conv1", "conv1 -> bn1", "bn1 -> relu", "relu -> layer1.0",
-                        "layer1.0 -> layer1.1", "layer1.1 -> flatten", "flatten -> fc",
-                        "fc -> output"}),
-             tt::per_element());
+  BOOST_TEST(
+      edge_names(t.graph, vg) ==
+          (Names{"input -> conv1", "conv1 -> bn1", "bn1 -> relu", "relu -> layer1.0",
+                 "layer1.0 -> layer1.1", "layer1.1 -> flatten", "flatten -> fc", "fc -> output"}),
+      tt::per_element());
 }
 
 BOOST_AUTO_TEST_CASE(residual_depth_3_shows_block_contents_and_folds_downsample) {
   const Trace t = residual();
   const VisibleGraph vg = at(t, 3);
-  BOOST_TEST(node_names(t.graph, vg) ==
-                 (Names{"input", "conv1", "bn1", "relu", "layer1.0.conv1", "layer1.0.bn1",
-                        "layer1.0.relu", "layer1.0.conv2", "layer1.0.bn2", "layer1.0.downsample",
-                        "add_", "layer1.0.relu", "layer1.1.conv1", "layer1.1.bn1",
-                        "layer1.1.relu", "layer1.1.conv2", "layer1.1.bn2", "add_",
-                        "layer1.1.relu", "flatten", "fc", "output"}),
+  BOOST_TEST(node_names(t.graph, vg) == (Names{"input",
+                                               "conv1",
+                                               "bn1",
+                                               "relu",
+                                               "layer1.0.conv1",
+                                               "layer1.0.bn1",
+                                               "layer1.0.relu",
+                                               "layer1.0.conv2",
+                                               "layer1.0.bn2",
+                                               "layer1.0.downsample",
+                                               "add_",
+                                               "layer1.0.relu",
+                                               "layer1.1.conv1",
+                                               "layer1.1.bn1",
+                                               "layer1.1.relu",
+                                               "layer1.1.conv2",
+                                               "layer1.1.bn2",
+                                               "add_",
+                                               "layer1.1.relu",
+                                               "flatten",
+                                               "fc",
+                                               "output"}),
              tt::per_element());
-  BOOST_TEST(edge_names(t.graph, vg) ==
-                 (Names{"input -> conv1", "conv1 -> bn1", "bn1 -> relu", "relu -> layer1.0.conv1",
-                        "layer1.0.conv1 -> layer1.0.bn1", "layer1.0.bn1 -> layer1.0.relu",
-                        "layer1.0.relu -> layer1.0.conv2", "layer1.0.conv2 -> layer1.0.bn2",
-                        "relu -> layer1.0.downsample", "layer1.0.bn2 -> add_",
-                        "layer1.0.downsample -> add_", "add_ -> layer1.0.relu",
-                        "layer1.0.relu -> layer1.1.conv1", "layer1.1.conv1 -> layer1.1.bn1",
-                        "layer1.1.bn1 -> layer1.1.relu", "layer1.1.relu -> layer1.1.conv2",
-                        "layer1.1.conv2 -> layer1.1.bn2", "layer1.1.bn2 -> add_",
-                        "layer1.0.relu -> add_", "add_ -> layer1.1.relu",
-                        "layer1.1.relu -> flatten", "flatten -> fc", "fc -> output"}),
+  BOOST_TEST(edge_names(t.graph, vg) == (Names{"input -> conv1",
+                                               "conv1 -> bn1",
+                                               "bn1 -> relu",
+                                               "relu -> layer1.0.conv1",
+                                               "layer1.0.conv1 -> layer1.0.bn1",
+                                               "layer1.0.bn1 -> layer1.0.relu",
+                                               "layer1.0.relu -> layer1.0.conv2",
+                                               "layer1.0.conv2 -> layer1.0.bn2",
+                                               "relu -> layer1.0.downsample",
+                                               "layer1.0.bn2 -> add_",
+                                               "layer1.0.downsample -> add_",
+                                               "add_ -> layer1.0.relu",
+                                               "layer1.0.relu -> layer1.1.conv1",
+                                               "layer1.1.conv1 -> layer1.1.bn1",
+                                               "layer1.1.bn1 -> layer1.1.relu",
+                                               "layer1.1.relu -> layer1.1.conv2",
+                                               "layer1.1.conv2 -> layer1.1.bn2",
+                                               "layer1.1.bn2 -> add_",
+                                               "layer1.0.relu -> add_",
+                                               "add_ -> layer1.1.relu",
+                                               "layer1.1.relu -> flatten",
+                                               "flatten -> fc",
+                                               "fc -> output"}),
              tt::per_element());
   // The identity edge of the second block starts at the second call of layer1.0.relu.
   BOOST_TEST(vg.edges[18] == (VisibleEdge{11, 17}));
@@ -118,11 +146,11 @@ BOOST_AUTO_TEST_CASE(residual_unlimited_expands_downsample) {
   BOOST_TEST(vg.nodes.size() == 23u);
   BOOST_TEST(vg.edges.size() == 24u);
   const Names edges = edge_names(t.graph, vg);
-  BOOST_TEST((Names(edges.begin() + 8, edges.begin() + 12)) ==
-                 (Names{"relu -> layer1.0.downsample.0",
-                        "layer1.0.downsample.0 -> layer1.0.downsample.1", "layer1.0.bn2 -> add_",
-                        "layer1.0.downsample.1 -> add_"}),
-             tt::per_element());
+  BOOST_TEST(
+      (Names(edges.begin() + 8, edges.begin() + 12)) ==
+          (Names{"relu -> layer1.0.downsample.0", "layer1.0.downsample.0 -> layer1.0.downsample.1",
+                 "layer1.0.bn2 -> add_", "layer1.0.downsample.1 -> add_"}),
+      tt::per_element());
   BOOST_TEST(node_names(t.graph, at(t, 4)) == node_names(t.graph, vg), tt::per_element());
 }
 
@@ -137,8 +165,8 @@ BOOST_AUTO_TEST_CASE(representatives_of_hidden_nodes) {
     const std::string expected = path == "conv1" ? "conv1" : path.substr(0, 8);
     BOOST_TEST(describe(g, vg.nodes[*rep]) == expected);
   }
-  BOOST_TEST(!vg.representative(t.root).has_value());       // drawn through
-  BOOST_TEST(!vg.representative(NodeId{3}).has_value());    // a contracted tensor
+  BOOST_TEST(!vg.representative(t.root).has_value());     // drawn through
+  BOOST_TEST(!vg.representative(NodeId{3}).has_value());  // a contracted tensor
   BOOST_TEST(!vg.representative(NodeId{100000}).has_value());
   BOOST_TEST(*vg.representative(NodeId{0}) == 0u);
 }
@@ -234,8 +262,7 @@ BOOST_AUTO_TEST_CASE(failed_trace_is_still_a_graph) {
   const VisibleGraph d1 = at(t, 1);
   BOOST_TEST(node_names(t.graph, d1) == (Names{"input", "fc1", "relu", "block"}),
              tt::per_element());
-  BOOST_TEST(edge_names(t.graph, d1) ==
-                 (Names{"input -> fc1", "fc1 -> relu", "relu -> block"}),
+  BOOST_TEST(edge_names(t.graph, d1) == (Names{"input -> fc1", "fc1 -> relu", "relu -> block"}),
              tt::per_element());
   BOOST_TEST(d1.nodes[3].outputs.empty());
   const VisibleGraph all = at(t, std::nullopt);
@@ -310,13 +337,24 @@ using Clusters = std::vector<std::int32_t>;
 BOOST_AUTO_TEST_CASE(recursive_net_unrolled_has_torchviews_10_nodes) {
   const Trace t = recursive_net();
   const VisibleGraph vg = with(t, {});
-  BOOST_TEST(node_names(t.graph, vg) == (Names{"input", "cell", "act", "cell", "act", "cell",
-                                               "act", "cell", "act", "output"}),
+  BOOST_TEST(node_names(t.graph, vg) == (Names{"input", "cell", "act", "cell", "act", "cell", "act",
+                                               "cell", "act", "output"}),
              tt::per_element());
-  BOOST_TEST(vg.edges == (std::vector<VisibleEdge>{{0, 1, 1}, {1, 2, 1}, {0, 3, 1}, {2, 3, 1},
-                                                   {1, 3, 1}, {3, 4, 1}, {0, 5, 1}, {4, 5, 1},
-                                                   {3, 5, 1}, {5, 6, 1}, {0, 7, 1}, {6, 7, 1},
-                                                   {5, 7, 1}, {7, 8, 1}, {8, 9, 1}}),
+  BOOST_TEST(vg.edges == (std::vector<VisibleEdge>{{0, 1, 1},
+                                                   {1, 2, 1},
+                                                   {0, 3, 1},
+                                                   {2, 3, 1},
+                                                   {1, 3, 1},
+                                                   {3, 4, 1},
+                                                   {0, 5, 1},
+                                                   {4, 5, 1},
+                                                   {3, 5, 1},
+                                                   {5, 6, 1},
+                                                   {0, 7, 1},
+                                                   {6, 7, 1},
+                                                   {5, 7, 1},
+                                                   {7, 8, 1},
+                                                   {8, 9, 1}}),
              tt::per_element());
   BOOST_TEST(calls_of(vg) == Calls(10, 1), tt::per_element());
   BOOST_TEST(vg.clusters.empty());
@@ -334,8 +372,8 @@ BOOST_AUTO_TEST_CASE(recursive_net_rolled_has_torchviews_5_nodes) {
                  (Names{"input -> cell x4", "cell -> act x3", "act -> cell x3", "cell -> cell x3",
                         "cell -> act x1", "act -> output x1"}),
              tt::per_element());
-  BOOST_TEST(vg.edges == (std::vector<VisibleEdge>{{0, 1, 4}, {1, 2, 3}, {2, 1, 3}, {1, 1, 3},
-                                                   {1, 3, 1}, {3, 4, 1}}),
+  BOOST_TEST(vg.edges == (std::vector<VisibleEdge>{
+                             {0, 1, 4}, {1, 2, 3}, {2, 1, 3}, {1, 1, 3}, {1, 3, 1}, {3, 4, 1}}),
              tt::per_element());
   // Every cell call, and the outputs it made, stand for node 1.
   for (NodeId call : views::calls_of_class(t.graph, "LSTMCell"))
@@ -359,13 +397,13 @@ BOOST_AUTO_TEST_CASE(roll_keeps_tensor_nodes_apart) {
 BOOST_AUTO_TEST_CASE(parallel_edges_count_distinct_tensors) {
   const Trace t = reused_block();
   const VisibleGraph vg = with(t, {});
-  BOOST_TEST(counted_edge_names(t.graph, vg) ==
-                 (Names{"input -> block.fc x1", "block.fc -> block.act x1",
-                        "block.act -> block.fc x1", "block.fc -> block.act x1",
-                        "block.act -> block.fc x1", "block.fc -> block.act x1",
-                        "block.act -> split x1", "split -> add x2", "add -> head x1",
-                        "head -> output x1"}),
-             tt::per_element());
+  BOOST_TEST(
+      counted_edge_names(t.graph, vg) ==
+          (Names{"input -> block.fc x1", "block.fc -> block.act x1", "block.act -> block.fc x1",
+                 "block.fc -> block.act x1", "block.act -> block.fc x1", "block.fc -> block.act x1",
+                 "block.act -> split x1", "split -> add x2", "add -> head x1",
+                 "head -> output x1"}),
+      tt::per_element());
   // One tensor entering a box at two places is one edge of count 1.
   const Trace r = residual();
   for (const VisibleEdge& e : with(r, {.depth = 1}).edges) BOOST_TEST(e.count == 1u);
@@ -379,12 +417,12 @@ BOOST_AUTO_TEST_CASE(roll_merges_a_reused_block_and_its_cluster) {
                                                  "split", "add", "head", "output"}),
              tt::per_element());
   BOOST_TEST(calls_of(flat) == (Calls{1, 3, 2, 1, 1, 1, 1, 1}), tt::per_element());
-  BOOST_TEST(counted_edge_names(t.graph, flat) ==
-                 (Names{"input -> block.fc x1", "block.fc -> block.act x2",
-                        "block.act -> block.fc x2", "block.fc -> block.act x1",
-                        "block.act -> split x1", "split -> add x2", "add -> head x1",
-                        "head -> output x1"}),
-             tt::per_element());
+  BOOST_TEST(
+      counted_edge_names(t.graph, flat) ==
+          (Names{"input -> block.fc x1", "block.fc -> block.act x2", "block.act -> block.fc x2",
+                 "block.fc -> block.act x1", "block.act -> split x1", "split -> add x2",
+                 "add -> head x1", "head -> output x1"}),
+      tt::per_element());
 
   const VisibleGraph nested = with(t, {.expand_nested = true});
   BOOST_TEST(nested.clusters.size() == 3u);
@@ -417,9 +455,9 @@ BOOST_AUTO_TEST_CASE(stateless_nodes_merge_by_what_they_feed) {
   b.end({h});
   b.output(h);
   const VisibleGraph vg = with(b.trace, {.roll = true});
-  BOOST_TEST(node_names(b.trace.graph, vg) ==
-                 (Names{"input", "relu", "relu", "fc", "relu", "output"}),
-             tt::per_element());
+  BOOST_TEST(
+      node_names(b.trace.graph, vg) == (Names{"input", "relu", "relu", "fc", "relu", "output"}),
+      tt::per_element());
   BOOST_TEST(calls_of(vg) == (Calls{1, 2, 2, 2, 1, 1}), tt::per_element());
   BOOST_TEST(counted_edge_names(b.trace.graph, vg) ==
                  (Names{"input -> relu x1", "relu -> relu x2", "relu -> fc x2", "fc -> relu x1",
@@ -438,8 +476,8 @@ BOOST_AUTO_TEST_CASE(expand_nested_clusters_composites_above_the_depth) {
   BOOST_TEST(d3.clusters[0].parent == -1);
   BOOST_TEST(d3.clusters[1].parent == 0);
   BOOST_TEST(d3.clusters[2].parent == 0);
-  BOOST_TEST(clusters_of(d3) == (Clusters{-1, -1, -1, -1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2,
-                                          2, 2, -1, -1, -1}),
+  BOOST_TEST(clusters_of(d3) == (Clusters{-1, -1, -1, -1, 1, 1, 1, 1, 1,  1,  1,
+                                          1,  2,  2,  2,  2, 2, 2, 2, -1, -1, -1}),
              tt::per_element());
   // The same nodes and edges as without clusters.
   BOOST_TEST(node_names(g, d3) == node_names(g, with(t, {})), tt::per_element());
@@ -496,9 +534,8 @@ BOOST_AUTO_TEST_CASE(module_functions_shown_open_the_leaf) {
   // fc1 and fc2 are drawn through; relu has no recorded functions and stays one node.
   BOOST_TEST(node_names(t.graph, vg) == (Names{"input", "t", "addmm", "relu", "linear", "output"}),
              tt::per_element());
-  BOOST_TEST(edge_names(t.graph, vg) ==
-                 (Names{"input -> addmm", "t -> addmm", "addmm -> relu", "relu -> linear",
-                        "linear -> output"}),
+  BOOST_TEST(edge_names(t.graph, vg) == (Names{"input -> addmm", "t -> addmm", "addmm -> relu",
+                                               "relu -> linear", "linear -> output"}),
              tt::per_element());
   BOOST_TEST(!vg.representative(views::calls_of_class(t.graph, "Linear").front()).has_value());
   // At the depth limit the leaf is one box again.
@@ -531,7 +568,7 @@ BOOST_AUTO_TEST_CASE(module_functions_reroute_an_unconsumed_input) {
   b.end({h});
   b.output(h);
   const VisibleGraph vg = with(b.trace, {.hide_module_functions = false});
-  BOOST_TEST(edge_names(b.trace.graph, vg) ==
-                 (Names{"input -> zeros", "zeros -> neg", "neg -> output"}),
-             tt::per_element());
+  BOOST_TEST(
+      edge_names(b.trace.graph, vg) == (Names{"input -> zeros", "zeros -> neg", "neg -> output"}),
+      tt::per_element());
 }

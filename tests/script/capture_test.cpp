@@ -25,7 +25,9 @@ namespace {
 
 const recorder::TraceOptions eval{.mode = recorder::TrainMode::eval, .no_grad = true};
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+bool contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
 
 /// Submodule `name` of TorchScript model `m`, called on `x` directly (the model's own code).
 at::Tensor call(const torch::jit::Module& m, const std::string& name, const at::Tensor& x) {
@@ -36,7 +38,8 @@ at::Tensor call(const torch::jit::Module& m, const std::string& name, const at::
 at::Tensor layer4_of(const torch::jit::Module& m, const at::Tensor& x) {
   torch::NoGradGuard no_grad;
   at::Tensor y = x;
-  for (const char* name : {"conv1", "bn1", "relu", "maxpool", "layer1", "layer2", "layer3", "layer4"})
+  for (const char* name :
+       {"conv1", "bn1", "relu", "maxpool", "layer1", "layer2", "layer3", "layer4"})
     y = call(m, name, y);
   return y;
 }
@@ -60,8 +63,9 @@ BOOST_AUTO_TEST_CASE(layer4_outputs_kept_summed_and_averaged_equal_the_models_ow
   rr::ForwardOutput<rd::KeepAll> kept({"layer4"});
   rr::ForwardOutput<rd::Sum> summed({"layer4"});
   rr::ForwardOutput<rd::Mean> mean({"layer4"});
-  recorder::Tracer<rr::ForwardOutput<rd::KeepAll>, rr::ForwardOutput<rd::Sum>, rr::ForwardOutput<rd::Mean>> tracer(
-      eval, kept, summed, mean);
+  recorder::Tracer<rr::ForwardOutput<rd::KeepAll>, rr::ForwardOutput<rd::Sum>,
+                   rr::ForwardOutput<rd::Mean>>
+      tracer(eval, kept, summed, mean);
   std::vector<at::Tensor> expected;
   for (int i = 0; i < 3; ++i) {
     const at::Tensor x = torch::randn({2, 3, 64, 64});
@@ -71,7 +75,9 @@ BOOST_AUTO_TEST_CASE(layer4_outputs_kept_summed_and_averaged_equal_the_models_ow
   BOOST_REQUIRE(kept.keys() == std::vector<std::string>{"layer4"});
   const auto& all = kept["layer4"].result();
   BOOST_REQUIRE(all.size() == 3u);
-  for (int i = 0; i < 3; ++i) BOOST_TEST(torch::equal(all[static_cast<std::size_t>(i)], expected[static_cast<std::size_t>(i)]));
+  for (int i = 0; i < 3; ++i)
+    BOOST_TEST(
+        torch::equal(all[static_cast<std::size_t>(i)], expected[static_cast<std::size_t>(i)]));
   const at::Tensor sum = expected[0] + expected[1] + expected[2];
   BOOST_TEST(torch::allclose(summed["layer4"].result(), sum, 1e-5, 1e-5));
   BOOST_TEST(torch::allclose(mean["layer4"].result().to(torch::kFloat), sum / 3, 1e-5, 1e-5));
@@ -97,14 +103,16 @@ BOOST_AUTO_TEST_CASE(both_front_ends_record_the_same_values_on_the_same_weights)
     for (auto& b : templated->named_parameters()) b.value().copy_(scripted_attr(b.key()));
     for (auto& b : templated->named_buffers()) b.value().copy_(scripted_attr(b.key()));
   }
-  const std::vector<recorder::LayerAddress> layers{"layer1.0.bn1", "3-18", recorder::by_class("AdaptiveAvgPool2d"), "fc"};
+  const std::vector<recorder::LayerAddress> layers{"layer1.0.bn1", "3-18",
+                                                   recorder::by_class("AdaptiveAvgPool2d"), "fc"};
   rr::ForwardOutput<rd::Last> a(layers), b(layers);
   recorder::Tracer<rr::ForwardOutput<rd::Last>> ta(eval, a), tb(eval, b);
   const at::Tensor x = torch::randn({1, 3, 64, 64});
   const auto out_a = ta.run(templated, x);
   const auto out_b = tb.run(scripted, x);
   BOOST_TEST(a.keys() == b.keys(), boost::test_tools::per_element());
-  BOOST_TEST(a.keys() == (std::vector<std::string>{"layer1.0.bn1", "layer2.0.downsample", "avgpool", "fc"}),
+  BOOST_TEST(a.keys() ==
+                 (std::vector<std::string>{"layer1.0.bn1", "layer2.0.downsample", "avgpool", "fc"}),
              boost::test_tools::per_element());
   for (const std::string& key : a.keys())
     BOOST_TEST(torch::allclose(a[key].result(), b[key].result(), 1e-5, 1e-5), key);
@@ -131,7 +139,8 @@ BOOST_AUTO_TEST_CASE(forward_pre_and_forward_input_differ_on_an_inplace_relu) {
 BOOST_AUTO_TEST_CASE(conditions_pauses_samples_and_every_address) {
   auto m = load("resnet18_script.pt");
   rr::ForwardOutput<rd::Sum> out({recorder::by_class("BatchNorm2d")});
-  out.when([](const recorder::LayerCall& c) { return c.label == "3-2"; }).data(recorder::KeptData::sample);
+  out.when([](const recorder::LayerCall& c) { return c.label == "3-2"; })
+      .data(recorder::KeptData::sample);
   recorder::Tracer<rr::ForwardOutput<rd::Sum>> tracer(eval, out);
   (void)tracer.run(m, torch::randn({4, 3, 64, 64}));
   // Every selected layer has a record; the condition let only layer1.0.bn1 record.
@@ -148,7 +157,8 @@ BOOST_AUTO_TEST_CASE(conditions_pauses_samples_and_every_address) {
   (void)tracer.run(m, torch::randn({4, 3, 64, 64}));
   BOOST_TEST(out["layer1.0.bn1"].samples() == 2u);
   BOOST_TEST(out[recorder::LayerAddress(3, 2)].key == "layer1.0.bn1");
-  BOOST_TEST(out[recorder::by_index(7)].key == "layer1.0.bn1");  // after conv1, bn1, ..., layer1.0.conv1
+  BOOST_TEST(out[recorder::by_index(7)].key ==
+             "layer1.0.bn1");  // after conv1, bn1, ..., layer1.0.conv1
 }
 
 BOOST_AUTO_TEST_CASE(postproc_zeroing_layer4_makes_the_output_fc_bias) {
@@ -164,20 +174,22 @@ BOOST_AUTO_TEST_CASE(postproc_zeroing_layer4_makes_the_output_fc_bias) {
   BOOST_TEST(torch::equal(t.output.toTensor(), bias.unsqueeze(0)));
   BOOST_TEST(out["layer4"].result().abs().sum().item<float>() > 0.0f);  // recorded before replaced
   // The graph keeps the recorded nodes: the same picture as without post-processing.
-  const auto plain = recorder::Tracer<recorder::record::Structure>(eval).run(m, torch::randn({1, 3, 224, 224}));
+  const auto plain =
+      recorder::Tracer<recorder::record::Structure>(eval).run(m, torch::randn({1, 3, 224, 224}));
   BOOST_TEST(recorder::render_to_string<recorder::backend::Dot>(t, {}) ==
              recorder::render_to_string<recorder::backend::Dot>(plain, {}));
   // The model's own forward is untouched.
   torch::NoGradGuard no_grad;
-  BOOST_TEST(!torch::equal(m.forward({torch::randn({1, 3, 224, 224})}).toTensor(), bias.unsqueeze(0)));
+  BOOST_TEST(
+      !torch::equal(m.forward({torch::randn({1, 3, 224, 224})}).toTensor(), bias.unsqueeze(0)));
 }
 
 BOOST_AUTO_TEST_CASE(gradients_of_layer4_and_of_fc_inputs_are_exact) {
   auto m = load("resnet18_script.pt");
   rr::BackwardOutput<rd::Sum> grad_out({"layer4"});
   rr::BackwardInput<rd::Sum> grad_in({"fc"});
-  recorder::Tracer<rr::BackwardOutput<rd::Sum>, rr::BackwardInput<rd::Sum>> tracer({.mode = recorder::TrainMode::eval},
-                                                                                   grad_out, grad_in);
+  recorder::Tracer<rr::BackwardOutput<rd::Sum>, rr::BackwardInput<rd::Sum>> tracer(
+      {.mode = recorder::TrainMode::eval}, grad_out, grad_in);
   for (int i = 0; i < 2; ++i) {
     const auto t = tracer.run(m, torch::randn({1, 3, 224, 224}));
     t.output.toTensor().sum().backward();
@@ -196,17 +208,21 @@ BOOST_AUTO_TEST_CASE(tuple_returning_submodules_record_every_tensor) {
   rr::ForwardOutput<rd::KeepAll> heads({"heads", "shared#1"});
   recorder::Tracer<rr::ForwardOutput<rd::KeepAll>> tracer(eval, heads);
   (void)tracer.run(custom, torch::randn({2, 8}));
-  BOOST_TEST(heads.keys() == (std::vector<std::string>{"shared#1", "heads"}), boost::test_tools::per_element());
+  BOOST_TEST(heads.keys() == (std::vector<std::string>{"shared#1", "heads"}),
+             boost::test_tools::per_element());
   BOOST_TEST(heads["heads"].tensors() == 2u);
-  BOOST_TEST(shape_of(heads["heads"].result(1)[0]) == (std::vector<std::int64_t>{2, 3}), boost::test_tools::per_element());
+  BOOST_TEST(shape_of(heads["heads"].result(1)[0]) == (std::vector<std::int64_t>{2, 3}),
+             boost::test_tools::per_element());
 
   auto lstm = load("lstm_script.pt");
   rr::ForwardOutput<rd::Last> encoder({"encoder"});
   recorder::Tracer<rr::ForwardOutput<rd::Last>> lstm_tracer(eval, encoder);
   (void)lstm_tracer.run(lstm, torch::randint(0, 20, {1, 100}, torch::kLong));
   BOOST_TEST(encoder["encoder"].tensors() == 3u);  // output, h, c
-  BOOST_TEST(shape_of(encoder["encoder"].result(0)) == (std::vector<std::int64_t>{1, 100, 512}), boost::test_tools::per_element());
-  BOOST_TEST(shape_of(encoder["encoder"].result(2)) == (std::vector<std::int64_t>{2, 100, 512}), boost::test_tools::per_element());
+  BOOST_TEST(shape_of(encoder["encoder"].result(0)) == (std::vector<std::int64_t>{1, 100, 512}),
+             boost::test_tools::per_element());
+  BOOST_TEST(shape_of(encoder["encoder"].result(2)) == (std::vector<std::int64_t>{2, 100, 512}),
+             boost::test_tools::per_element());
 }
 
 BOOST_AUTO_TEST_CASE(errors_name_the_layer_and_lose_nothing) {
@@ -227,22 +243,28 @@ BOOST_AUTO_TEST_CASE(errors_name_the_layer_and_lose_nothing) {
   rr::ForwardOutput<rd::KeepAll> kept({"fc2"}, rd::KeepAll{.max_bytes = 2 * 50 * 4});
   recorder::Tracer<rr::ForwardOutput<rd::KeepAll>> t2(eval, kept);
   for (int i = 0; i < 2; ++i) (void)t2.run(m, torch::randn({1, 784}));
-  const std::string message = test::nested_error_of([&] { (void)t2.run(m, torch::randn({1, 784})); });
+  const std::string message = test::nested_error_of([&] {
+    (void)t2.run(m, torch::randn({1, 784}));
+  });
   BOOST_TEST_INFO(message);
-  BOOST_TEST(contains(message, "recording forward_output of layer 'fc2' (Linear, 1-2) with reduce::keep_all failed"));
+  BOOST_TEST(contains(
+      message,
+      "recording forward_output of layer 'fc2' (Linear, 1-2) with reduce::keep_all failed"));
   BOOST_TEST(kept["fc2"].samples() == 2u);
   try {
     (void)t2.run(m, torch::randn({1, 784}));
   } catch (const recorder::TraceError& e) {
     BOOST_TEST(e.failure().module_path == "");  // the leaf fc2 had returned: its parent was running
     BOOST_REQUIRE(e.partial_trace());
-    BOOST_TEST(contains(recorder::render_to_string<recorder::backend::Dot>(*e.partial_trace()), "fc2"));
+    BOOST_TEST(
+        contains(recorder::render_to_string<recorder::backend::Dot>(*e.partial_trace()), "fc2"));
   }
   rr::ForwardOutput<rd::Sum> sums({"fc3"});
   recorder::Tracer<rr::ForwardOutput<rd::Sum>> t3(eval, sums);
   (void)t3.run(m, torch::randn({4, 784}));
   const std::string shape = test::nested_error_of([&] { (void)t3.run(m, torch::randn({3, 784})); });
-  BOOST_TEST(contains(shape, "recording forward_output of layer 'fc3' (Linear, 1-3) with reduce::sum failed"));
+  BOOST_TEST(contains(
+      shape, "recording forward_output of layer 'fc3' (Linear, 1-3) with reduce::sum failed"));
   (void)t3.run(m, torch::randn({4, 784}));
   BOOST_TEST(sums["fc3"].samples() == 2u);
 }
@@ -255,7 +277,8 @@ BOOST_AUTO_TEST_CASE(python_forward_hooks_agree_with_the_recorded_activations) {
   rr::ForwardOutput<rd::Last> out({"layer1.0.bn1", "layer4", "fc"});
   recorder::Tracer<rr::ForwardOutput<rd::Last>> tracer(eval, out);
   (void)tracer.run(m, script_test::saved_tensor("x224.pt"));
-  const auto file = std::filesystem::temp_directory_path() / ("recorder-script-acts-" + std::to_string(::getpid()) + ".pt");
+  const auto file = std::filesystem::temp_directory_path() /
+                    ("recorder-script-acts-" + std::to_string(::getpid()) + ".pt");
   recorder::save(out, file);
   const std::string command = std::string(RECORDER_PYTHON) + " " + RECORDER_PYTHON_CHECK + " " +
                               RECORDER_SCRIPT_MODELS + " " + file.string();

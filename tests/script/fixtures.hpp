@@ -22,12 +22,15 @@ inline std::filesystem::path model_path(const std::string& name) {
 }
 
 /// TorchScript model `name`, loaded the way users load theirs.
-inline torch::jit::Module load(const std::string& name) { return recorder::load_model(model_path(name)); }
+inline torch::jit::Module load(const std::string& name) {
+  return recorder::load_model(model_path(name));
+}
 
 /// A tensor saved by make_models.py with torch.save.
 inline at::Tensor saved_tensor(const std::string& name) {
   std::ifstream in(model_path(name), std::ios::binary);
-  const std::vector<char> bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  const std::vector<char> bytes{std::istreambuf_iterator<char>(in),
+                                std::istreambuf_iterator<char>()};
   return torch::pickle_load(bytes).toTensor();
 }
 
@@ -42,8 +45,8 @@ inline std::vector<std::string> calls(const recorder::Trace& t) {
   std::vector<std::string> out;
   for (auto c : recorder::views::module_calls(t.graph)) {
     const auto& m = t.graph.module_of(c);
-    std::string s = m.path + "#" + std::to_string(t.graph.call(c).call_index) + " " + m.class_name + " " +
-                    recorder::depth_index_label(t.graph, c);
+    std::string s = m.path + "#" + std::to_string(t.graph.call(c).call_index) + " " + m.class_name +
+                    " " + recorder::depth_index_label(t.graph, c);
     if (m.leaf) s += " leaf";
     if (t.graph.node(c).failed) s += " FAILED";
     out.push_back(std::move(s));

@@ -44,13 +44,15 @@ std::pair<std::size_t, std::size_t> counts(const recorder::Trace& t, std::option
 /// The DOT of `t` at depths 1, 3 and unlimited against the templated examples' goldens
 /// `<name>_d1.dot`, `<name>_d3.dot`, `<name>_dinf.dot` (tests/golden/models).
 void check_templated_goldens(const recorder::Trace& t, const std::string& name) {
-  const std::pair<const char*, std::optional<int>> depths[] = {{"d1", 1}, {"d3", 3}, {"dinf", std::nullopt}};
+  const std::pair<const char*, std::optional<int>> depths[] = {
+      {"d1", 1}, {"d3", 3}, {"dinf", std::nullopt}};
   for (const auto& [suffix, depth] : depths) {
     const std::string expected =
         script_test::read_file(recorder::testing::golden_dir() / (name + "_" + suffix + ".dot"));
     BOOST_REQUIRE(!expected.empty());
     const std::string actual = dot(t, {.depth = depth});
-    BOOST_TEST(actual == expected, name << " at " << suffix << " differs from the templated golden at "
+    BOOST_TEST(actual == expected, name << " at " << suffix
+                                        << " differs from the templated golden at "
                                         << recorder::testing::first_difference(actual, expected));
   }
 }
@@ -94,7 +96,8 @@ BOOST_AUTO_TEST_CASE(scripted_and_traced_resnet18_are_torchinfos_table_and_torch
       BOOST_TEST((counts(t, std::nullopt) == std::pair<std::size_t, std::size_t>{71, 78}));
       check_templated_goldens(t, "resnet18");
       BOOST_TEST(dot(t, {.depth = 3, .expand_nested = true}) ==
-                 script_test::read_file(recorder::testing::golden_dir() / "resnet18_d3_expand_nested.dot"));
+                 script_test::read_file(recorder::testing::golden_dir() /
+                                        "resnet18_d3_expand_nested.dot"));
       // The recorded graph: 76 module calls, 9 ops of composite forwards, 69 tensors.
       BOOST_TEST(script_test::count(t, NodeKind::module) == 76u);
       BOOST_TEST(script_test::count(t, NodeKind::function) == 9u);
@@ -120,15 +123,17 @@ BOOST_AUTO_TEST_CASE(module_paths_classes_labels_and_call_indices_of_resnet18) {
   BOOST_TEST(c[7] == "layer1.0.conv1#0 Conv2d 3-1 leaf");
   BOOST_TEST(c[12] == "layer1.0.relu#1 ReLU 3-6 leaf");  // one ReLU module, called twice
   BOOST_TEST(c.back() == "fc#0 Linear 1-10 leaf");
-  BOOST_TEST(functions(t) == (std::vector<std::string>{"add_@layer1.0", "add_@layer1.1", "add_@layer2.0",
-                                                       "add_@layer2.1", "add_@layer3.0", "add_@layer3.1",
-                                                       "add_@layer4.0", "add_@layer4.1", "flatten@"}),
-             boost::test_tools::per_element());
+  BOOST_TEST(
+      functions(t) == (std::vector<std::string>{"add_@layer1.0", "add_@layer1.1", "add_@layer2.0",
+                                                "add_@layer2.1", "add_@layer3.0", "add_@layer3.1",
+                                                "add_@layer4.0", "add_@layer4.1", "flatten@"}),
+      boost::test_tools::per_element());
   // Layer addresses and views work on it as on any trace.
   const auto downsample = recorder::resolve_one(t.graph, "3-18");
   BOOST_TEST(t.graph.module_of(downsample).path == "layer2.0.downsample");
   BOOST_TEST(t.graph.module_of(downsample).param_count == 8448u);
-  BOOST_TEST(t.graph.module_of(recorder::resolve_one(t.graph, "layer1.0.relu#1")).class_name == "ReLU");
+  BOOST_TEST(t.graph.module_of(recorder::resolve_one(t.graph, "layer1.0.relu#1")).class_name ==
+             "ReLU");
   BOOST_TEST(ranges::distance(recorder::views::calls_of_class(t.graph, "Conv2d")) == 20);
   BOOST_TEST(recorder::resolve(t.graph, recorder::by_class("BasicBlock")).size() == 8u);
   // Parameters as the module registers them, with torchinfo's kernel_size and groups.
@@ -136,10 +141,11 @@ BOOST_AUTO_TEST_CASE(module_paths_classes_labels_and_call_indices_of_resnet18) {
   BOOST_REQUIRE(conv1.params.size() == 1u);
   BOOST_TEST(conv1.params[0].name == "weight");
   BOOST_TEST(conv1.params[0].shape == (std::vector<std::int64_t>{64, 3, 7, 7}));
-  BOOST_TEST((conv1.attributes == std::vector<std::pair<std::string, std::string>>{{"kernel_size", "[7, 7]"},
-                                                                                   {"groups", "1"}}));
+  BOOST_TEST((conv1.attributes == std::vector<std::pair<std::string, std::string>>{
+                                      {"kernel_size", "[7, 7]"}, {"groups", "1"}}));
   const auto& maxpool = t.graph.module_of(recorder::resolve_one(t.graph, "maxpool"));
-  BOOST_TEST((maxpool.attributes == std::vector<std::pair<std::string, std::string>>{{"kernel_size", "3"}}));
+  BOOST_TEST((maxpool.attributes ==
+              std::vector<std::pair<std::string, std::string>>{{"kernel_size", "3"}}));
 }
 
 BOOST_AUTO_TEST_CASE(traced_resnet18_has_kernel_sizes_and_groups_from_weights) {
@@ -147,11 +153,13 @@ BOOST_AUTO_TEST_CASE(traced_resnet18_has_kernel_sizes_and_groups_from_weights) {
   // the input's channels. The frozen_layers table (kernel_size and mult-adds columns) matches.
   auto scripted = load("resnet18_script.pt");
   auto traced = load("resnet18_trace.pt");
-  const recorder::SummaryOptions o{.columns = {recorder::SummaryColumn::output_size, recorder::SummaryColumn::num_params,
-                                               recorder::SummaryColumn::kernel_size, recorder::SummaryColumn::groups,
-                                               recorder::SummaryColumn::mult_adds}};
+  const recorder::SummaryOptions o{
+      .columns = {recorder::SummaryColumn::output_size, recorder::SummaryColumn::num_params,
+                  recorder::SummaryColumn::kernel_size, recorder::SummaryColumn::groups,
+                  recorder::SummaryColumn::mult_adds}};
   const auto x = torch::zeros({1, 3, 64, 64});
-  BOOST_TEST(recorder::summary(Graph(eval).run(traced, x), o) == recorder::summary(Graph(eval).run(scripted, x), o));
+  BOOST_TEST(recorder::summary(Graph(eval).run(traced, x), o) ==
+             recorder::summary(Graph(eval).run(scripted, x), o));
 }
 
 BOOST_AUTO_TEST_CASE(resnet50_is_torchinfos_table) {
@@ -171,8 +179,8 @@ BOOST_AUTO_TEST_CASE(mobilenet_v2_grouped_convolutions_match_torchinfos_formulas
   BOOST_TEST(table.total_params == 3504872u);
   // The first depthwise convolution: 32 groups of one channel.
   const auto& dw = t.graph.module_of(recorder::resolve_one(t.graph, "features.1.conv.0.0"));
-  BOOST_TEST((dw.attributes == std::vector<std::pair<std::string, std::string>>{{"kernel_size", "[3, 3]"},
-                                                                                {"groups", "32"}}));
+  BOOST_TEST((dw.attributes == std::vector<std::pair<std::string, std::string>>{
+                                   {"kernel_size", "[3, 3]"}, {"groups", "32"}}));
   BOOST_TEST(dw.param_count == 288u);  // 32 x 1 x 3 x 3
 }
 
@@ -210,7 +218,8 @@ BOOST_AUTO_TEST_CASE(templated_and_torchscript_front_ends_give_the_same_summary_
     const auto x = torch::randint(0, 20, {1, 100}, torch::kLong);
     const auto a = Graph(eval).run(templated, x);
     const auto b = Graph(eval).run(scripted, x);
-    BOOST_TEST(recorder::summary(a, {.all_outputs = true}) == recorder::summary(b, {.all_outputs = true}));
+    BOOST_TEST(recorder::summary(a, {.all_outputs = true}) ==
+               recorder::summary(b, {.all_outputs = true}));
     check_templated_goldens(b, "lstm");
     BOOST_TEST(b.output.isTuple());
   }
@@ -223,7 +232,8 @@ BOOST_AUTO_TEST_CASE(templated_and_torchscript_front_ends_give_the_same_summary_
     BOOST_TEST(recorder::summary(a) == recorder::summary(b));
     check_templated_goldens(b, "transformer");
     BOOST_TEST(dot(b, {.depth = 2, .hide_inner_tensors = false, .expand_nested = true}) ==
-               script_test::read_file(recorder::testing::golden_dir() / "transformer_d2_nested_tensors.dot"));
+               script_test::read_file(recorder::testing::golden_dir() /
+                                      "transformer_d2_nested_tensors.dot"));
   }
 }
 
@@ -235,23 +245,24 @@ BOOST_AUTO_TEST_CASE(every_module_path_is_exact_through_torchscripts_corners) {
   const auto t = AtenOps(eval).run(m, x);
   // A submodule called twice, a ModuleList iterated in forward, an attribute chain, a
   // tuple-returning submodule: full paths, never TorchScript's relative `0` or `inner`.
-  BOOST_TEST(calls(t) == (std::vector<std::string>{
-                             "#0 Custom 0-1", "shared#0 Linear 1-1 leaf", "shared#1 Linear 1-2 leaf",
-                             "layers.0#0 Block 1-3", "layers.0.fc#0 Linear 2-1 leaf",
-                             "layers.0.act#0 ReLU 2-2 leaf", "layers.1#0 Block 1-4",
-                             "layers.1.fc#0 Linear 2-3 leaf", "layers.1.act#0 ReLU 2-4 leaf",
-                             "holder.inner#0 Inner 1-5", "holder.inner.lin#0 Linear 2-5 leaf",
-                             "gate#0 Gate 1-6 leaf", "heads#0 Pair 1-7", "heads.a#0 Linear 2-6 leaf",
-                             "heads.b#0 Linear 2-7 leaf"}),
-             boost::test_tools::per_element());
+  BOOST_TEST(
+      calls(t) == (std::vector<std::string>{
+                      "#0 Custom 0-1", "shared#0 Linear 1-1 leaf", "shared#1 Linear 1-2 leaf",
+                      "layers.0#0 Block 1-3", "layers.0.fc#0 Linear 2-1 leaf",
+                      "layers.0.act#0 ReLU 2-2 leaf", "layers.1#0 Block 1-4",
+                      "layers.1.fc#0 Linear 2-3 leaf", "layers.1.act#0 ReLU 2-4 leaf",
+                      "holder.inner#0 Inner 1-5", "holder.inner.lin#0 Linear 2-5 leaf",
+                      "gate#0 Gate 1-6 leaf", "heads#0 Pair 1-7", "heads.a#0 Linear 2-6 leaf",
+                      "heads.b#0 Linear 2-7 leaf"}),
+      boost::test_tools::per_element());
   // A method on self and a free function run in the caller; the in-place op inside an `if`
   // without outputs belongs to `gate` (the inlined graphs of libtorch 1.13 lose its scope).
-  BOOST_TEST(functions(t) == (std::vector<std::string>{
-                                 "linear@shared", "linear@shared", "add@", "linear@layers.0.fc",
-                                 "relu@layers.0.act", "linear@layers.1.fc", "relu@layers.1.act",
-                                 "linear@holder.inner.lin", "tanh@", "mul@", "abs@gate", "sum@gate",
-                                 "ge@gate", "mul_@gate", "add@gate", "add@gate", "linear@heads.a",
-                                 "linear@heads.b"}),
+  BOOST_TEST(functions(t) ==
+                 (std::vector<std::string>{
+                     "linear@shared", "linear@shared", "add@", "linear@layers.0.fc",
+                     "relu@layers.0.act", "linear@layers.1.fc", "relu@layers.1.act",
+                     "linear@holder.inner.lin", "tanh@", "mul@", "abs@gate", "sum@gate", "ge@gate",
+                     "mul_@gate", "add@gate", "add@gate", "linear@heads.a", "linear@heads.b"}),
              boost::test_tools::per_element());
   // The tuple: two model outputs, the Pair call's two outputs.
   BOOST_TEST(script_test::count(t, NodeKind::output) == 2u);
@@ -260,7 +271,8 @@ BOOST_AUTO_TEST_CASE(every_module_path_is_exact_through_torchscripts_corners) {
   // Without the observer, the same calls, and only the composite forwards' ops.
   const auto g = Graph(eval).run(m, x);
   BOOST_TEST(calls(g) == calls(t), boost::test_tools::per_element());
-  BOOST_TEST(functions(g) == (std::vector<std::string>{"add@", "tanh@", "mul@"}), boost::test_tools::per_element());
+  BOOST_TEST(functions(g) == (std::vector<std::string>{"add@", "tanh@", "mul@"}),
+             boost::test_tools::per_element());
   // The traced output is the model's.
   torch::NoGradGuard no_grad;
   const auto plain = m.forward({x}).toTupleRef().elements();
@@ -326,8 +338,10 @@ BOOST_AUTO_TEST_CASE(frozen_models_trace_as_a_flat_op_graph_with_one_warning) {
   const auto t = Graph(o).run(m, torch::zeros({1, 3, 64, 64}));
   BOOST_REQUIRE(warned.size() == 1u);
   BOOST_TEST(t.warnings == warned, boost::test_tools::per_element());
-  BOOST_TEST(warned[0].find("looks frozen (torch.jit.freeze) or optimized for inference") != std::string::npos);
-  BOOST_TEST(calls(t) == (std::vector<std::string>{"#0 ResNet 0-1"}), boost::test_tools::per_element());
+  BOOST_TEST(warned[0].find("looks frozen (torch.jit.freeze) or optimized for inference") !=
+             std::string::npos);
+  BOOST_TEST(calls(t) == (std::vector<std::string>{"#0 ResNet 0-1"}),
+             boost::test_tools::per_element());
   // Batch norm folded into the convolutions: 20 conv2d, 17 relu_, 8 add_, and the rest.
   BOOST_TEST(script_test::count(t, NodeKind::function) == 49u);
   BOOST_TEST(ranges::distance(recorder::views::functions_named(t.graph, "conv2d")) == 20);
@@ -344,7 +358,8 @@ BOOST_AUTO_TEST_CASE(frozen_models_trace_as_a_flat_op_graph_with_one_warning) {
   const auto x = torch::randn({1, 3, 64, 64});
   const auto u = Graph(o).run(optimized, x);
   BOOST_TEST(warned.size() == 1u);
-  BOOST_TEST(calls(u) == (std::vector<std::string>{"#0 ResNet 0-1"}), boost::test_tools::per_element());
+  BOOST_TEST(calls(u) == (std::vector<std::string>{"#0 ResNet 0-1"}),
+             boost::test_tools::per_element());
   BOOST_TEST(script_test::count(u, NodeKind::function) > 0u);
   torch::NoGradGuard no_grad;
   BOOST_TEST(torch::allclose(u.output.toTensor(), scripted.forward({x}).toTensor(), 1e-4, 1e-4));
@@ -357,35 +372,49 @@ BOOST_AUTO_TEST_CASE(files_that_are_not_torchscript_say_what_they_are) {
     return message_of([&] { (void)recorder::load_model(script_test::model_path(name)); });
   };
   const std::string dir = script_test::model_path("").string();
-  const auto p = [&](const std::string& name) { return "'" + script_test::model_path(name).string() + "'"; };
+  const auto p = [&](const std::string& name) {
+    return "'" + script_test::model_path(name).string() + "'";
+  };
   const std::string hint =
       " Export the model with torch.jit.script(model).save(path) or "
       "torch.jit.trace(model, example_inputs).save(path).";
   BOOST_TEST(msg("missing.pt") == "recorder: cannot read " + p("missing.pt") + ": no such file");
   BOOST_TEST(message_of([&] { (void)recorder::load_model(RECORDER_SCRIPT_MODELS); }) ==
-             "recorder: cannot read '" RECORDER_SCRIPT_MODELS "': it is a directory, not a model file");
-  BOOST_TEST(msg("empty.pt") == "recorder: " + p("empty.pt") + " is not a TorchScript model: the file is empty");
-  BOOST_TEST(msg("garbage.pt") == "recorder: " + p("garbage.pt") +
-                                      " is not a TorchScript model: it is not a PyTorch file (a zip archive); "
-                                      "it starts with \"this is not a mo\".");
-  BOOST_TEST(msg("legacy.pt") == "recorder: " + p("legacy.pt") +
-                                     " is not a TorchScript model: it is a Python pickle (torch.save in the "
-                                     "legacy, non-zip format)." + hint);
-  BOOST_TEST(msg("tensor.pt") == "recorder: " + p("tensor.pt") +
-                                     " is not a TorchScript model: it holds a tensor of shape [2, 3] saved "
-                                     "with torch.save." + hint);
-  BOOST_TEST(msg("resnet18_state_dict.pt") == "recorder: " + p("resnet18_state_dict.pt") +
-                                                  " is not a TorchScript model: it holds a "
-                                                  "collections.OrderedDict of 122 tensors (a state_dict?) "
-                                                  "saved with torch.save." + hint);
-  BOOST_TEST(msg("resnet18_pickled.pt") == "recorder: " + p("resnet18_pickled.pt") +
-                                               " is not a TorchScript model: it holds a pickled "
-                                               "torchvision.models.resnet.ResNet object (torch.save of a whole "
-                                               "module needs its Python class to load) saved with torch.save." +
-                                               hint);
-  BOOST_TEST(msg("resnet18_optimized.pt").find("recorder: cannot load TorchScript model " +
-                                               p("resnet18_optimized.pt") + ": ") == 0u);
-  BOOST_CHECK_THROW((void)recorder::load_model(script_test::model_path("tensor.pt")), recorder::ModelFileError);
+             "recorder: cannot read '" RECORDER_SCRIPT_MODELS
+             "': it is a directory, not a model file");
+  BOOST_TEST(msg("empty.pt") ==
+             "recorder: " + p("empty.pt") + " is not a TorchScript model: the file is empty");
+  BOOST_TEST(msg("garbage.pt") ==
+             "recorder: " + p("garbage.pt") +
+                 " is not a TorchScript model: it is not a PyTorch file (a zip archive); "
+                 "it starts with \"this is not a mo\".");
+  BOOST_TEST(msg("legacy.pt") ==
+             "recorder: " + p("legacy.pt") +
+                 " is not a TorchScript model: it is a Python pickle (torch.save in the "
+                 "legacy, non-zip format)." +
+                 hint);
+  BOOST_TEST(msg("tensor.pt") ==
+             "recorder: " + p("tensor.pt") +
+                 " is not a TorchScript model: it holds a tensor of shape [2, 3] saved "
+                 "with torch.save." +
+                 hint);
+  BOOST_TEST(msg("resnet18_state_dict.pt") ==
+             "recorder: " + p("resnet18_state_dict.pt") +
+                 " is not a TorchScript model: it holds a "
+                 "collections.OrderedDict of 122 tensors (a state_dict?) "
+                 "saved with torch.save." +
+                 hint);
+  BOOST_TEST(msg("resnet18_pickled.pt") ==
+             "recorder: " + p("resnet18_pickled.pt") +
+                 " is not a TorchScript model: it holds a pickled "
+                 "torchvision.models.resnet.ResNet object (torch.save of a whole "
+                 "module needs its Python class to load) saved with torch.save." +
+                 hint);
+  BOOST_TEST(msg("resnet18_optimized.pt")
+                 .find("recorder: cannot load TorchScript model " + p("resnet18_optimized.pt") +
+                       ": ") == 0u);
+  BOOST_CHECK_THROW((void)recorder::load_model(script_test::model_path("tensor.pt")),
+                    recorder::ModelFileError);
   (void)dir;
 }
 
@@ -396,14 +425,17 @@ BOOST_AUTO_TEST_CASE(a_wrong_input_size_names_the_module_and_op_and_keeps_the_pa
     (void)tracer.run(m, torch::zeros({1, 1, 64, 64}));
     BOOST_FAIL("no TraceError");
   } catch (const recorder::TraceError& e) {
-    BOOST_TEST(std::string(e.what()) ==
-               "recorder: op 'conv2d' failed in module 'conv1' (Conv2d): Given groups=1, weight of size "
-               "[64, 3, 7, 7], expected input[1, 1, 64, 64] to have 3 channels, but got 1 channels instead");
+    BOOST_TEST(
+        std::string(e.what()) ==
+        "recorder: op 'conv2d' failed in module 'conv1' (Conv2d): Given groups=1, weight of size "
+        "[64, 3, 7, 7], expected input[1, 1, 64, 64] to have 3 channels, but got 1 channels "
+        "instead");
     BOOST_TEST(e.failure().op == "conv2d");
     BOOST_TEST(e.failure().module_path == "conv1");
     BOOST_REQUIRE(e.partial_trace());
     const recorder::Trace& partial = *e.partial_trace();
-    BOOST_TEST(calls(partial) == (std::vector<std::string>{"#0 ResNet 0-1 FAILED", "conv1#0 Conv2d 1-1 leaf FAILED"}),
+    BOOST_TEST(calls(partial) == (std::vector<std::string>{"#0 ResNet 0-1 FAILED",
+                                                           "conv1#0 Conv2d 1-1 leaf FAILED"}),
                boost::test_tools::per_element());
     BOOST_TEST(!partial.complete());
     BOOST_TEST(recorder::summary(partial).find("Conv2d: 1-1 (failed)") != std::string::npos);

@@ -74,8 +74,10 @@ static_assert(!recorder::declares_records_graph<TagOnly>);
 static_assert(!recording_policy<NotBool>);
 // The checker Tracer and RecorderTensor call: true for every model (what it says for a type
 // that is not one: tests/compile_fail/recording_policy_*.cpp, tracer_not_a_policy.cpp, ...).
-static_assert(recorder::check_recording_policy<record::Structure>() && recorder::check_recording_policy<record::Off>() &&
-              recorder::check_recording_policy<record::AtenOps>() && recorder::check_recording_policy<Custom>() &&
+static_assert(recorder::check_recording_policy<record::Structure>() &&
+              recorder::check_recording_policy<record::Off>() &&
+              recorder::check_recording_policy<record::AtenOps>() &&
+              recorder::check_recording_policy<Custom>() &&
               recorder::check_recording_policy<record::All<record::Structure, record::Off>>());
 
 static_assert(record::Structure::records_graph);
@@ -88,7 +90,8 @@ static_assert(record::All<record::Structure, record::Off>::has<record::Structure
 static_assert(record::All<record::Structure, record::Off>::has<record::Off>);
 static_assert(!record::All<record::Off>::has<record::Structure>);
 static_assert(std::is_same_v<record::combine_t<record::Structure>, record::Structure>);
-static_assert(std::is_same_v<record::combine_t<record::Structure, record::Off>, record::All<record::Structure, record::Off>>);
+static_assert(std::is_same_v<record::combine_t<record::Structure, record::Off>,
+                             record::All<record::Structure, record::Off>>);
 static_assert(std::is_empty_v<record::Structure> && std::is_empty_v<record::Off>);
 
 // ---- RecorderTensor is a wrapper, never an at::Tensor ------------------------------------
@@ -113,15 +116,19 @@ static_assert(sizeof(RG) > sizeof(at::Tensor));
 // ---- what ops return ---------------------------------------------------------------------
 static_assert(std::is_same_v<decltype(relu(std::declval<const RG&>())), RG>);
 static_assert(std::is_same_v<decltype(std::declval<const RG&>() + 1.0), RG>);
-static_assert(std::is_same_v<decltype(std::declval<const RG&>() * std::declval<const at::Tensor&>()), RG>);
+static_assert(
+    std::is_same_v<decltype(std::declval<const RG&>() * std::declval<const at::Tensor&>()), RG>);
 static_assert(std::is_same_v<decltype(std::declval<RG&>() += 1.0), RG&>);
 static_assert(std::is_same_v<decltype(std::declval<RG&>().relu_()), RG&>);
-static_assert(std::is_same_v<decltype(max(std::declval<const RG&>(), int64_t{1})), std::tuple<RG, RG>>);
+static_assert(
+    std::is_same_v<decltype(max(std::declval<const RG&>(), int64_t{1})), std::tuple<RG, RG>>);
 static_assert(std::is_same_v<decltype(std::declval<const RG&>().chunk(2)), std::vector<RG>>);
-static_assert(std::is_same_v<decltype(recorder::cat({std::declval<RG>(), std::declval<RG>()})), RG>);
+static_assert(
+    std::is_same_v<decltype(recorder::cat({std::declval<RG>(), std::declval<RG>()})), RG>);
 static_assert(std::is_same_v<decltype(recorder::cat({std::declval<at::Tensor>()})), at::Tensor>);
 static_assert(std::is_same_v<decltype(relu(std::declval<const RO&>())), RO>);
-static_assert(std::is_same_v<decltype(recorder::plain(std::declval<const RG&>())), const at::Tensor&>);
+static_assert(
+    std::is_same_v<decltype(recorder::plain(std::declval<const RG&>())), const at::Tensor&>);
 
 }  // namespace
 

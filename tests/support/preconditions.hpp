@@ -24,7 +24,8 @@ inline boost::test_tools::assertion_result ndebug(boost::unit_test::test_unit_id
 }  // namespace test
 
 /// Fails the test case unless program `name` is on PATH (scripts/test.sh installs Graphviz).
-#define RECORDER_REQUIRE_PROGRAM(name)                                                    \
-  BOOST_TEST_REQUIRE(recorder::detail::on_path(name),                                     \
-                     "'" << (name) << "' is not on PATH: install Graphviz (scripts/test.sh " \
-                                      "does; Debian: apt-get install graphviz)")
+#define RECORDER_REQUIRE_PROGRAM(name)                                             \
+  BOOST_TEST_REQUIRE(recorder::detail::on_path(name),                              \
+                     "'" << (name)                                                 \
+                         << "' is not on PATH: install Graphviz (scripts/test.sh " \
+                            "does; Debian: apt-get install graphviz)")

@@ -44,18 +44,30 @@ BOOST_AUTO_TEST_CASE(each_inplace_form) {
     bool uses_y;
   };
   const std::vector<Case> cases{
-      {"x += y", "add", [](R& a, const R& b) { a += b; }, [](at::Tensor& a, const at::Tensor& b) { a.add_(b); }, true},
-      {"x -= y", "sub", [](R& a, const R& b) { a -= b; }, [](at::Tensor& a, const at::Tensor& b) { a.sub_(b); }, true},
-      {"x *= y", "mul", [](R& a, const R& b) { a *= b; }, [](at::Tensor& a, const at::Tensor& b) { a.mul_(b); }, true},
-      {"x /= y", "div", [](R& a, const R& b) { a /= b; }, [](at::Tensor& a, const at::Tensor& b) { a.div_(b); }, true},
-      {"x += 2", "add", [](R& a, const R&) { a += 2; }, [](at::Tensor& a, const at::Tensor&) { a.add_(2); }, false},
-      {"x *= 0.5", "mul", [](R& a, const R&) { a *= 0.5; }, [](at::Tensor& a, const at::Tensor&) { a.mul_(0.5); }, false},
-      {"x.sub_(y, 3)", "sub", [](R& a, const R& b) { a.sub_(b, 3); }, [](at::Tensor& a, const at::Tensor& b) { a.sub_(b, 3); }, true},
-      {"x.relu_()", "relu", [](R& a, const R&) { a.relu_(); }, [](at::Tensor& a, const at::Tensor&) { a.relu_(); }, false},
-      {"relu_(x)", "relu", [](R& a, const R&) { relu_(a); }, [](at::Tensor& a, const at::Tensor&) { a.relu_(); }, false},
-      {"x.sigmoid_()", "sigmoid", [](R& a, const R&) { a.sigmoid_(); }, [](at::Tensor& a, const at::Tensor&) { a.sigmoid_(); }, false},
-      {"x.tanh_()", "tanh", [](R& a, const R&) { a.tanh_(); }, [](at::Tensor& a, const at::Tensor&) { a.tanh_(); }, false},
-      {"x.clamp_(-0.5, 0.5)", "clamp", [](R& a, const R&) { a.clamp_(-0.5, 0.5); }, [](at::Tensor& a, const at::Tensor&) { a.clamp_(-0.5, 0.5); }, false},
+      {"x += y", "add", [](R& a, const R& b) { a += b; },
+       [](at::Tensor& a, const at::Tensor& b) { a.add_(b); }, true},
+      {"x -= y", "sub", [](R& a, const R& b) { a -= b; },
+       [](at::Tensor& a, const at::Tensor& b) { a.sub_(b); }, true},
+      {"x *= y", "mul", [](R& a, const R& b) { a *= b; },
+       [](at::Tensor& a, const at::Tensor& b) { a.mul_(b); }, true},
+      {"x /= y", "div", [](R& a, const R& b) { a /= b; },
+       [](at::Tensor& a, const at::Tensor& b) { a.div_(b); }, true},
+      {"x += 2", "add", [](R& a, const R&) { a += 2; },
+       [](at::Tensor& a, const at::Tensor&) { a.add_(2); }, false},
+      {"x *= 0.5", "mul", [](R& a, const R&) { a *= 0.5; },
+       [](at::Tensor& a, const at::Tensor&) { a.mul_(0.5); }, false},
+      {"x.sub_(y, 3)", "sub", [](R& a, const R& b) { a.sub_(b, 3); },
+       [](at::Tensor& a, const at::Tensor& b) { a.sub_(b, 3); }, true},
+      {"x.relu_()", "relu", [](R& a, const R&) { a.relu_(); },
+       [](at::Tensor& a, const at::Tensor&) { a.relu_(); }, false},
+      {"relu_(x)", "relu", [](R& a, const R&) { relu_(a); },
+       [](at::Tensor& a, const at::Tensor&) { a.relu_(); }, false},
+      {"x.sigmoid_()", "sigmoid", [](R& a, const R&) { a.sigmoid_(); },
+       [](at::Tensor& a, const at::Tensor&) { a.sigmoid_(); }, false},
+      {"x.tanh_()", "tanh", [](R& a, const R&) { a.tanh_(); },
+       [](at::Tensor& a, const at::Tensor&) { a.tanh_(); }, false},
+      {"x.clamp_(-0.5, 0.5)", "clamp", [](R& a, const R&) { a.clamp_(-0.5, 0.5); },
+       [](at::Tensor& a, const at::Tensor&) { a.clamp_(-0.5, 0.5); }, false},
   };
   const at::Tensor t = at::randn({2, 3}), u = at::randn({2, 3}).abs().add(0.5);
   for (const Case& c : cases) {
@@ -89,7 +101,8 @@ BOOST_AUTO_TEST_CASE(masked_fill_inplace_with_plain_mask) {
   // The in-place operand comes first, then the plain mask as a constant.
   BOOST_TEST_REQUIRE(rec.g().size() == m.nodes + 3);
   BOOST_TEST(kind(rec.g(), id(m.nodes)) == "constant");
-  expect_op(rec.g(), Mark{m.nodes + 1, m.edges}, "masked_fill", {before, id(m.nodes)}, {{2, 3}}, true);
+  expect_op(rec.g(), Mark{m.nodes + 1, m.edges}, "masked_fill", {before, id(m.nodes)}, {{2, 3}},
+            true);
   BOOST_TEST(x.node().value == m.nodes + 2);
   BOOST_TEST(x.tensor().equal(t.masked_fill(mask, 1.0)));
 }

@@ -34,8 +34,8 @@ at::Tensor positive23() { return at::arange(1, 7, at::kFloat).div(7).reshape({2,
 
 /// Checks one single-input, single-output op against the plain libtorch call.
 void check_unary(std::string_view op, const std::function<R(const R&)>& traced,
-                 const std::function<at::Tensor(const at::Tensor&)>& plain,
-                 const at::Tensor& t, const Dims& out_shape) {
+                 const std::function<at::Tensor(const at::Tensor&)>& plain, const at::Tensor& t,
+                 const Dims& out_shape) {
   BOOST_TEST_CONTEXT("op " << op) {
     Recording rec;
     const R x = rec.input(t);
@@ -54,7 +54,8 @@ BOOST_AUTO_TEST_CASE(input_node_is_exact) {
   const R x = rec.input(at::ones({2, 3}), "x");
   BOOST_TEST_REQUIRE(rec.g().size() == 1u);
   BOOST_TEST(x.node().value == 0u);
-  BOOST_TEST(describe(rec.g(), x.node()) == (NodeDesc{"input", "input", {2, 3}, false, NodeId::invalid, "x"}));
+  BOOST_TEST(describe(rec.g(), x.node()) ==
+             (NodeDesc{"input", "input", {2, 3}, false, NodeId::invalid, "x"}));
   BOOST_TEST(dtype(rec.g(), x.node()) == "Float");
   BOOST_TEST(std::string(rec.g().tensor(x.node()).device) == "cpu");
   BOOST_TEST(rec.g().edge_count() == 0u);
@@ -69,33 +70,75 @@ BOOST_AUTO_TEST_CASE(input_node_is_exact) {
 BOOST_AUTO_TEST_CASE(unary_methods_and_free_functions) {
   const at::Tensor t = positive23();
   const Dims s{2, 3};
-  check_unary("relu", [](const R& x) { return relu(x); }, [](const at::Tensor& u) { return u.relu(); }, t, s);
-  check_unary("relu", [](const R& x) { return x.relu(); }, [](const at::Tensor& u) { return u.relu(); }, t, s);
-  check_unary("sigmoid", [](const R& x) { return sigmoid(x); }, [](const at::Tensor& u) { return u.sigmoid(); }, t, s);
-  check_unary("tanh", [](const R& x) { return x.tanh(); }, [](const at::Tensor& u) { return u.tanh(); }, t, s);
-  check_unary("exp", [](const R& x) { return exp(x); }, [](const at::Tensor& u) { return u.exp(); }, t, s);
-  check_unary("log", [](const R& x) { return log(x); }, [](const at::Tensor& u) { return u.log(); }, t, s);
-  check_unary("sqrt", [](const R& x) { return x.sqrt(); }, [](const at::Tensor& u) { return u.sqrt(); }, t, s);
-  check_unary("rsqrt", [](const R& x) { return rsqrt(x); }, [](const at::Tensor& u) { return u.rsqrt(); }, t, s);
-  check_unary("abs", [](const R& x) { return abs(x); }, [](const at::Tensor& u) { return u.abs(); }, t, s);
-  check_unary("neg", [](const R& x) { return x.neg(); }, [](const at::Tensor& u) { return u.neg(); }, t, s);
-  check_unary("gelu", [](const R& x) { return gelu(x); }, [](const at::Tensor& u) { return at::gelu(u); }, t, s);
-  check_unary("gelu", [](const R& x) { return gelu(x, "tanh"); }, [](const at::Tensor& u) { return at::gelu(u, "tanh"); }, t, s);
-  check_unary("dropout", [](const R& x) { return dropout(x, 0.5, false); }, [](const at::Tensor& u) { return at::dropout(u, 0.5, false); }, t, s);
-  check_unary("clone", [](const R& x) { return x.clone(); }, [](const at::Tensor& u) { return u.clone(); }, t, s);
-  check_unary("contiguous", [](const R& x) { return x.contiguous(); }, [](const at::Tensor& u) { return u.contiguous(); }, t, s);
-  check_unary("detach", [](const R& x) { return x.detach(); }, [](const at::Tensor& u) { return u.detach(); }, t, s);
-  check_unary("clamp", [](const R& x) { return x.clamp(0.2, 0.5); }, [](const at::Tensor& u) { return u.clamp(0.2, 0.5); }, t, s);
-  check_unary("clamp", [](const R& x) { return clamp(x, c10::nullopt, 0.4); }, [](const at::Tensor& u) { return u.clamp(c10::nullopt, 0.4); }, t, s);
-  check_unary("layer_norm", [](const R& x) { return layer_norm(x, {3}); }, [](const at::Tensor& u) { return at::layer_norm(u, {3}); }, t, s);
+  check_unary(
+      "relu", [](const R& x) { return relu(x); }, [](const at::Tensor& u) { return u.relu(); }, t,
+      s);
+  check_unary(
+      "relu", [](const R& x) { return x.relu(); }, [](const at::Tensor& u) { return u.relu(); }, t,
+      s);
+  check_unary(
+      "sigmoid", [](const R& x) { return sigmoid(x); },
+      [](const at::Tensor& u) { return u.sigmoid(); }, t, s);
+  check_unary(
+      "tanh", [](const R& x) { return x.tanh(); }, [](const at::Tensor& u) { return u.tanh(); }, t,
+      s);
+  check_unary(
+      "exp", [](const R& x) { return exp(x); }, [](const at::Tensor& u) { return u.exp(); }, t, s);
+  check_unary(
+      "log", [](const R& x) { return log(x); }, [](const at::Tensor& u) { return u.log(); }, t, s);
+  check_unary(
+      "sqrt", [](const R& x) { return x.sqrt(); }, [](const at::Tensor& u) { return u.sqrt(); }, t,
+      s);
+  check_unary(
+      "rsqrt", [](const R& x) { return rsqrt(x); }, [](const at::Tensor& u) { return u.rsqrt(); },
+      t, s);
+  check_unary(
+      "abs", [](const R& x) { return abs(x); }, [](const at::Tensor& u) { return u.abs(); }, t, s);
+  check_unary(
+      "neg", [](const R& x) { return x.neg(); }, [](const at::Tensor& u) { return u.neg(); }, t, s);
+  check_unary(
+      "gelu", [](const R& x) { return gelu(x); }, [](const at::Tensor& u) { return at::gelu(u); },
+      t, s);
+  check_unary(
+      "gelu", [](const R& x) { return gelu(x, "tanh"); },
+      [](const at::Tensor& u) { return at::gelu(u, "tanh"); }, t, s);
+  check_unary(
+      "dropout", [](const R& x) { return dropout(x, 0.5, false); },
+      [](const at::Tensor& u) { return at::dropout(u, 0.5, false); }, t, s);
+  check_unary(
+      "clone", [](const R& x) { return x.clone(); }, [](const at::Tensor& u) { return u.clone(); },
+      t, s);
+  check_unary(
+      "contiguous", [](const R& x) { return x.contiguous(); },
+      [](const at::Tensor& u) { return u.contiguous(); }, t, s);
+  check_unary(
+      "detach", [](const R& x) { return x.detach(); },
+      [](const at::Tensor& u) { return u.detach(); }, t, s);
+  check_unary(
+      "clamp", [](const R& x) { return x.clamp(0.2, 0.5); },
+      [](const at::Tensor& u) { return u.clamp(0.2, 0.5); }, t, s);
+  check_unary(
+      "clamp", [](const R& x) { return clamp(x, c10::nullopt, 0.4); },
+      [](const at::Tensor& u) { return u.clamp(c10::nullopt, 0.4); }, t, s);
+  check_unary(
+      "layer_norm", [](const R& x) { return layer_norm(x, {3}); },
+      [](const at::Tensor& u) { return at::layer_norm(u, {3}); }, t, s);
 }
 
 BOOST_AUTO_TEST_CASE(softmax_with_dim) {
   const at::Tensor t = at::randn({2, 3});
-  check_unary("softmax", [](const R& x) { return softmax(x, 1); }, [](const at::Tensor& u) { return u.softmax(1); }, t, {2, 3});
-  check_unary("softmax", [](const R& x) { return x.softmax(0); }, [](const at::Tensor& u) { return u.softmax(0); }, t, {2, 3});
-  check_unary("log_softmax", [](const R& x) { return log_softmax(x, -1); }, [](const at::Tensor& u) { return u.log_softmax(-1); }, t, {2, 3});
-  check_unary("softmax", [](const R& x) { return softmax(x, 1, at::kDouble); }, [](const at::Tensor& u) { return u.softmax(1, at::kDouble); }, t, {2, 3});
+  check_unary(
+      "softmax", [](const R& x) { return softmax(x, 1); },
+      [](const at::Tensor& u) { return u.softmax(1); }, t, {2, 3});
+  check_unary(
+      "softmax", [](const R& x) { return x.softmax(0); },
+      [](const at::Tensor& u) { return u.softmax(0); }, t, {2, 3});
+  check_unary(
+      "log_softmax", [](const R& x) { return log_softmax(x, -1); },
+      [](const at::Tensor& u) { return u.log_softmax(-1); }, t, {2, 3});
+  check_unary(
+      "softmax", [](const R& x) { return softmax(x, 1, at::kDouble); },
+      [](const at::Tensor& u) { return u.softmax(1, at::kDouble); }, t, {2, 3});
 }
 
 BOOST_AUTO_TEST_CASE(to_dtype_records_the_new_dtype) {
@@ -112,25 +155,95 @@ BOOST_AUTO_TEST_CASE(to_dtype_records_the_new_dtype) {
 
 BOOST_AUTO_TEST_CASE(shape_ops) {
   const at::Tensor t = at::randn({2, 3, 4});
-  check_unary("view", [](const R& x) { return x.view({6, -1}); }, [](const at::Tensor& u) { return u.view({6, -1}); }, t, {6, 4});
-  check_unary("reshape", [](const R& x) { return reshape(x, {24}); }, [](const at::Tensor& u) { return u.reshape({24}); }, t, {24});
-  check_unary("reshape", [](const R& x) { return x.reshape({4, 6}); }, [](const at::Tensor& u) { return u.reshape({4, 6}); }, t, {4, 6});
-  check_unary("permute", [](const R& x) { return permute(x, {2, 0, 1}); }, [](const at::Tensor& u) { return u.permute({2, 0, 1}); }, t, {4, 2, 3});
-  check_unary("transpose", [](const R& x) { return x.transpose(0, 2); }, [](const at::Tensor& u) { return u.transpose(0, 2); }, t, {4, 3, 2});
-  check_unary("flatten", [](const R& x) { return flatten(x, 1); }, [](const at::Tensor& u) { return u.flatten(1); }, t, {2, 12});
-  check_unary("flatten", [](const R& x) { return x.flatten(); }, [](const at::Tensor& u) { return u.flatten(); }, t, {24});
-  check_unary("unsqueeze", [](const R& x) { return unsqueeze(x, 1); }, [](const at::Tensor& u) { return u.unsqueeze(1); }, t, {2, 1, 3, 4});
-  check_unary("unflatten", [](const R& x) { return x.unflatten(2, {2, 2}); }, [](const at::Tensor& u) { return u.unflatten(2, {2, 2}); }, t, {2, 3, 2, 2});
-  check_unary("repeat", [](const R& x) { return x.repeat({1, 2, 1}); }, [](const at::Tensor& u) { return u.repeat({1, 2, 1}); }, t, {2, 6, 4});
-  check_unary("slice", [](const R& x) { return x.slice(2, 1, 3); }, [](const at::Tensor& u) { return u.slice(2, 1, 3); }, t, {2, 3, 2});
-  check_unary("narrow", [](const R& x) { return narrow(x, 1, 1, 2); }, [](const at::Tensor& u) { return u.narrow(1, 1, 2); }, t, {2, 2, 4});
-  check_unary("select", [](const R& x) { return x.select(1, 2); }, [](const at::Tensor& u) { return u.select(1, 2); }, t, {2, 4});
-  check_unary("select", [](const R& x) { return x[1]; }, [](const at::Tensor& u) { return u.select(0, 1); }, t, {3, 4});
+  check_unary(
+      "view",
+      [](const R& x) {
+        return x.view({6, -1});
+      },
+      [](const at::Tensor& u) {
+        return u.view({6, -1});
+      },
+      t, {6, 4});
+  check_unary(
+      "reshape", [](const R& x) { return reshape(x, {24}); },
+      [](const at::Tensor& u) { return u.reshape({24}); }, t, {24});
+  check_unary(
+      "reshape",
+      [](const R& x) {
+        return x.reshape({4, 6});
+      },
+      [](const at::Tensor& u) {
+        return u.reshape({4, 6});
+      },
+      t, {4, 6});
+  check_unary(
+      "permute",
+      [](const R& x) {
+        return permute(x, {2, 0, 1});
+      },
+      [](const at::Tensor& u) {
+        return u.permute({2, 0, 1});
+      },
+      t, {4, 2, 3});
+  check_unary(
+      "transpose", [](const R& x) { return x.transpose(0, 2); },
+      [](const at::Tensor& u) { return u.transpose(0, 2); }, t, {4, 3, 2});
+  check_unary(
+      "flatten", [](const R& x) { return flatten(x, 1); },
+      [](const at::Tensor& u) { return u.flatten(1); }, t, {2, 12});
+  check_unary(
+      "flatten", [](const R& x) { return x.flatten(); },
+      [](const at::Tensor& u) { return u.flatten(); }, t, {24});
+  check_unary(
+      "unsqueeze", [](const R& x) { return unsqueeze(x, 1); },
+      [](const at::Tensor& u) { return u.unsqueeze(1); }, t, {2, 1, 3, 4});
+  check_unary(
+      "unflatten",
+      [](const R& x) {
+        return x.unflatten(2, {2, 2});
+      },
+      [](const at::Tensor& u) {
+        return u.unflatten(2, {2, 2});
+      },
+      t, {2, 3, 2, 2});
+  check_unary(
+      "repeat",
+      [](const R& x) {
+        return x.repeat({1, 2, 1});
+      },
+      [](const at::Tensor& u) {
+        return u.repeat({1, 2, 1});
+      },
+      t, {2, 6, 4});
+  check_unary(
+      "slice", [](const R& x) { return x.slice(2, 1, 3); },
+      [](const at::Tensor& u) { return u.slice(2, 1, 3); }, t, {2, 3, 2});
+  check_unary(
+      "narrow", [](const R& x) { return narrow(x, 1, 1, 2); },
+      [](const at::Tensor& u) { return u.narrow(1, 1, 2); }, t, {2, 2, 4});
+  check_unary(
+      "select", [](const R& x) { return x.select(1, 2); },
+      [](const at::Tensor& u) { return u.select(1, 2); }, t, {2, 4});
+  check_unary(
+      "select", [](const R& x) { return x[1]; }, [](const at::Tensor& u) { return u.select(0, 1); },
+      t, {3, 4});
 
   const at::Tensor ones = at::randn({1, 2, 1, 3});
-  check_unary("squeeze", [](const R& x) { return squeeze(x); }, [](const at::Tensor& u) { return u.squeeze(); }, ones, {2, 3});
-  check_unary("expand", [](const R& x) { return x.expand({5, 2, 4, 3}); }, [](const at::Tensor& u) { return u.expand({5, 2, 4, 3}); }, ones, {5, 2, 4, 3});
-  check_unary("squeeze", [](const R& x) { return x.squeeze(2); }, [](const at::Tensor& u) { return u.squeeze(2); }, ones, {1, 2, 3});
+  check_unary(
+      "squeeze", [](const R& x) { return squeeze(x); },
+      [](const at::Tensor& u) { return u.squeeze(); }, ones, {2, 3});
+  check_unary(
+      "expand",
+      [](const R& x) {
+        return x.expand({5, 2, 4, 3});
+      },
+      [](const at::Tensor& u) {
+        return u.expand({5, 2, 4, 3});
+      },
+      ones, {5, 2, 4, 3});
+  check_unary(
+      "squeeze", [](const R& x) { return x.squeeze(2); },
+      [](const at::Tensor& u) { return u.squeeze(2); }, ones, {1, 2, 3});
 }
 
 BOOST_AUTO_TEST_CASE(chained_ops_link_output_to_next_input) {
@@ -148,7 +261,8 @@ BOOST_AUTO_TEST_CASE(chained_ops_link_output_to_next_input) {
       {"tensor", "tensor", {}, false, 5, ""},
   };
   BOOST_TEST(describe_all(rec.g()) == expected, boost::test_tools::per_element());
-  BOOST_TEST(all_edges(rec.g()) == (std::vector<std::string>{"0->1", "1->2", "2->3", "3->4", "4->5", "5->6"}),
+  BOOST_TEST(all_edges(rec.g()) ==
+                 (std::vector<std::string>{"0->1", "1->2", "2->3", "3->4", "4->5", "5->6"}),
              boost::test_tools::per_element());
   BOOST_TEST(y.node().value == 6u);
   BOOST_TEST(y.tensor().equal(x.tensor().view({3, 2}).relu().sum()));
@@ -185,14 +299,34 @@ BOOST_AUTO_TEST_CASE(matmul_mm_bmm) {
 
 BOOST_AUTO_TEST_CASE(reductions_with_dims) {
   const at::Tensor t = at::randn({2, 3, 4});
-  check_unary("sum", [](const R& x) { return sum(x); }, [](const at::Tensor& u) { return u.sum(); }, t, {});
-  check_unary("sum", [](const R& x) { return x.sum({1}); }, [](const at::Tensor& u) { return u.sum({1}); }, t, {2, 4});
-  check_unary("sum", [](const R& x) { return sum(x, {0, 2}, true); }, [](const at::Tensor& u) { return u.sum(at::IntArrayRef{0, 2}, true); }, t, {1, 3, 1});
-  check_unary("mean", [](const R& x) { return x.mean(); }, [](const at::Tensor& u) { return u.mean(); }, t, {});
-  check_unary("mean", [](const R& x) { return mean(x, {-1}); }, [](const at::Tensor& u) { return u.mean({-1}); }, t, {2, 3});
-  check_unary("mean", [](const R& x) { return x.mean({1}, true); }, [](const at::Tensor& u) { return u.mean({1}, true); }, t, {2, 1, 4});
-  check_unary("max", [](const R& x) { return max(x); }, [](const at::Tensor& u) { return u.max(); }, t, {});
-  check_unary("min", [](const R& x) { return x.min(); }, [](const at::Tensor& u) { return u.min(); }, t, {});
+  check_unary(
+      "sum", [](const R& x) { return sum(x); }, [](const at::Tensor& u) { return u.sum(); }, t, {});
+  check_unary(
+      "sum", [](const R& x) { return x.sum({1}); }, [](const at::Tensor& u) { return u.sum({1}); },
+      t, {2, 4});
+  check_unary(
+      "sum",
+      [](const R& x) {
+        return sum(x, {0, 2}, true);
+      },
+      [](const at::Tensor& u) {
+        return u.sum(at::IntArrayRef{0, 2}, true);
+      },
+      t, {1, 3, 1});
+  check_unary(
+      "mean", [](const R& x) { return x.mean(); }, [](const at::Tensor& u) { return u.mean(); }, t,
+      {});
+  check_unary(
+      "mean", [](const R& x) { return mean(x, {-1}); },
+      [](const at::Tensor& u) { return u.mean({-1}); }, t, {2, 3});
+  check_unary(
+      "mean", [](const R& x) { return x.mean({1}, true); },
+      [](const at::Tensor& u) { return u.mean({1}, true); }, t, {2, 1, 4});
+  check_unary(
+      "max", [](const R& x) { return max(x); }, [](const at::Tensor& u) { return u.max(); }, t, {});
+  check_unary(
+      "min", [](const R& x) { return x.min(); }, [](const at::Tensor& u) { return u.min(); }, t,
+      {});
 }
 
 BOOST_AUTO_TEST_CASE(max_min_with_dim_give_two_outputs) {
@@ -323,7 +457,8 @@ BOOST_AUTO_TEST_CASE(masked_fill_index_select_where_linear) {
   y = x.masked_fill(tmask, 0.25);
   BOOST_TEST_REQUIRE(rec.g().size() == m.nodes + 3);
   const NodeId cmask = id(m.nodes);
-  BOOST_TEST(describe(rec.g(), cmask) == (NodeDesc{"constant", "constant", {2, 3}, false, NodeId::invalid, ""}));
+  BOOST_TEST(describe(rec.g(), cmask) ==
+             (NodeDesc{"constant", "constant", {2, 3}, false, NodeId::invalid, ""}));
   BOOST_TEST(dtype(rec.g(), cmask) == "Bool");
   expect_op(rec.g(), Mark{m.nodes + 1, m.edges}, "masked_fill", {x.node(), cmask}, {{2, 3}});
   BOOST_TEST(y.tensor().equal(t.masked_fill(tmask, 0.25)));
@@ -333,7 +468,8 @@ BOOST_AUTO_TEST_CASE(masked_fill_index_select_where_linear) {
   m = mark(rec.g());
   y = index_select(x, 1, idx);
   BOOST_TEST_REQUIRE(rec.g().size() == m.nodes + 3);
-  BOOST_TEST(describe(rec.g(), id(m.nodes)) == (NodeDesc{"constant", "constant", {2}, false, NodeId::invalid, ""}));
+  BOOST_TEST(describe(rec.g(), id(m.nodes)) ==
+             (NodeDesc{"constant", "constant", {2}, false, NodeId::invalid, ""}));
   expect_op(rec.g(), Mark{m.nodes + 1, m.edges}, "index_select", {x.node(), id(m.nodes)}, {{2, 2}});
   BOOST_TEST(y.tensor().equal(t.index_select(1, idx)));
 
@@ -380,8 +516,10 @@ BOOST_AUTO_TEST_CASE(operator_tensor_tensor) {
     BOOST_TEST_CONTEXT(c.op) {
       const Mark m = mark(rec.g());
       const R y = c.traced(a, b);
-      if (c.op == "pow") expect_op(rec.g(), m, c.op, {b.node(), a.node()}, {{2, 3}});
-      else expect_op(rec.g(), m, c.op, {a.node(), b.node()}, {{2, 3}});
+      if (c.op == "pow")
+        expect_op(rec.g(), m, c.op, {b.node(), a.node()}, {{2, 3}});
+      else
+        expect_op(rec.g(), m, c.op, {a.node(), b.node()}, {{2, 3}});
       BOOST_TEST(y.tensor().equal(c.expected));
     }
   }
@@ -438,10 +576,13 @@ BOOST_AUTO_TEST_CASE(plain_tensor_operand_is_a_constant_node) {
   R y = x * c;
   BOOST_TEST_REQUIRE(rec.g().size() == m.nodes + 3);
   const NodeId cn = id(m.nodes), fn = id(m.nodes + 1), out = id(m.nodes + 2);
-  BOOST_TEST(describe(rec.g(), cn) == (NodeDesc{"constant", "constant", {2, 3}, false, NodeId::invalid, ""}));
-  BOOST_TEST(describe(rec.g(), fn) == (NodeDesc{"function", "mul", {}, false, NodeId::invalid, ""}));
+  BOOST_TEST(describe(rec.g(), cn) ==
+             (NodeDesc{"constant", "constant", {2, 3}, false, NodeId::invalid, ""}));
+  BOOST_TEST(describe(rec.g(), fn) ==
+             (NodeDesc{"function", "mul", {}, false, NodeId::invalid, ""}));
   BOOST_TEST(describe(rec.g(), out) == (NodeDesc{"tensor", "tensor", {2, 3}, false, fn.value, ""}));
-  BOOST_TEST(new_edges(rec.g(), m) == (std::vector<std::string>{edge(x.node(), fn), edge(cn, fn), edge(fn, out)}),
+  BOOST_TEST(new_edges(rec.g(), m) ==
+                 (std::vector<std::string>{edge(x.node(), fn), edge(cn, fn), edge(fn, out)}),
              boost::test_tools::per_element());
   BOOST_TEST(y.tensor().equal(t.mul(c)));
 
@@ -450,10 +591,11 @@ BOOST_AUTO_TEST_CASE(plain_tensor_operand_is_a_constant_node) {
   y = c + x;
   BOOST_TEST_REQUIRE(rec.g().size() == m.nodes + 3);
   BOOST_TEST(kind(rec.g(), id(m.nodes)) == "constant");
-  BOOST_TEST(new_edges(rec.g(), m) ==
-                 (std::vector<std::string>{edge(id(m.nodes), id(m.nodes + 1)), edge(x.node(), id(m.nodes + 1)),
-                                           edge(id(m.nodes + 1), id(m.nodes + 2))}),
-             boost::test_tools::per_element());
+  BOOST_TEST(
+      new_edges(rec.g(), m) == (std::vector<std::string>{edge(id(m.nodes), id(m.nodes + 1)),
+                                                         edge(x.node(), id(m.nodes + 1)),
+                                                         edge(id(m.nodes + 1), id(m.nodes + 2))}),
+      boost::test_tools::per_element());
   BOOST_TEST(y.tensor().equal(c.add(t)));
 
   // Constants are not shared: each use of a plain tensor is a new constant node.
@@ -484,12 +626,14 @@ BOOST_AUTO_TEST_CASE(parameter_operand_gets_one_node_however_often_used) {
       {"tensor", "tensor", {2, 3}, false, static_cast<std::uint32_t>(m.nodes + 3), ""},
   };
   auto all = describe_all(rec.g());
-  BOOST_TEST(std::vector<NodeDesc>(all.begin() + static_cast<std::ptrdiff_t>(m.nodes), all.end()) == expected,
+  BOOST_TEST(std::vector<NodeDesc>(all.begin() + static_cast<std::ptrdiff_t>(m.nodes), all.end()) ==
+                 expected,
              boost::test_tools::per_element());
   BOOST_TEST(new_edges(rec.g(), m) ==
-                 (std::vector<std::string>{edge(x.node(), id(m.nodes + 1)), edge(p, id(m.nodes + 1)),
-                                           edge(id(m.nodes + 1), id(m.nodes + 2)), edge(p, id(m.nodes + 3)),
-                                           edge(y.node(), id(m.nodes + 3)), edge(id(m.nodes + 3), id(m.nodes + 4))}),
+                 (std::vector<std::string>{
+                     edge(x.node(), id(m.nodes + 1)), edge(p, id(m.nodes + 1)),
+                     edge(id(m.nodes + 1), id(m.nodes + 2)), edge(p, id(m.nodes + 3)),
+                     edge(y.node(), id(m.nodes + 3)), edge(id(m.nodes + 3), id(m.nodes + 4))}),
              boost::test_tools::per_element());
   BOOST_TEST(recorder::views::count(rec.g(), NodeKind::parameter) == 1u);
   BOOST_TEST(z.tensor().equal(w.add(t.mul(w))));

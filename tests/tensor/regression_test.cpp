@@ -31,8 +31,9 @@ BOOST_AUTO_TEST_CASE(session_of_another_thread_at_the_same_address_is_not_the_ow
     auto* s = ::new (storage) rd::Session();
     {
       rd::SessionScope scope(*s);
-      const R x(rd::adopt, at::randn({2, 3}),
-                s->ref(rd::add_tensor_node(*s, NodeKind::input, at::randn({2, 3}), {}, {}, 0, "x")));
+      const R x(
+          rd::adopt, at::randn({2, 3}),
+          s->ref(rd::add_tensor_node(*s, NodeKind::input, at::randn({2, 3}), {}, {}, 0, "x")));
       from_a = relu(x).sigmoid();  // node 4 of thread A's session
     }
     s->~Session();
@@ -74,7 +75,8 @@ BOOST_AUTO_TEST_CASE(distinct_parameters_get_distinct_nodes) {
   }
   BOOST_TEST(recorder::views::count(rec.g(), NodeKind::parameter) == 4u);
   std::vector<Dims> shapes;
-  for (NodeId p : recorder::views::of_kind(rec.g(), NodeKind::parameter)) shapes.push_back(shape(rec.g(), p));
+  for (NodeId p : recorder::views::of_kind(rec.g(), NodeKind::parameter))
+    shapes.push_back(shape(rec.g(), p));
   BOOST_TEST_REQUIRE(shapes.size() == 4u);
   BOOST_TEST(shapes[1] == (Dims{1, 3}), boost::test_tools::per_element());
 }
@@ -86,8 +88,9 @@ BOOST_AUTO_TEST_CASE(op_records_a_plain_rvalue_operand_with_its_shape) {
   Recording rec;
   const R x = rec.input(at::randn({2, 3}));
   const Mark m = mark(rec.g());
-  const R y = recorder::op("scaled_add", [](const at::Tensor& a, at::Tensor b) { return a.add(b); }, x,
-                           at::randn({2, 3}));
+  const R y = recorder::op(
+      "scaled_add", [](const at::Tensor& a, at::Tensor b) { return a.add(b); }, x,
+      at::randn({2, 3}));
   BOOST_TEST_REQUIRE(rec.g().size() == m.nodes + 3);
   BOOST_TEST(kind(rec.g(), id(m.nodes)) == "constant");
   BOOST_TEST(shape(rec.g(), id(m.nodes)) == (Dims{2, 3}), boost::test_tools::per_element());

@@ -65,7 +65,8 @@ BOOST_AUTO_TEST_CASE(ops_compute_like_libtorch_and_record_nothing) {
   BOOST_TEST(parts.size() == 3u);
   BOOST_TEST(parts[2].tensor().equal(ta.chunk(3, 1)[2]));
   BOOST_TEST(recorder::cat({a, a}, 1).tensor().equal(at::cat({ta, ta}, 1)));
-  const Off e = recorder::op("erfinv", [](const at::Tensor& t) { return t.clamp(-0.5, 0.5).erfinv(); }, a);
+  const Off e = recorder::op(
+      "erfinv", [](const at::Tensor& t) { return t.clamp(-0.5, 0.5).erfinv(); }, a);
   BOOST_TEST(e.tensor().equal(ta.clamp(-0.5, 0.5).erfinv()));
 
   Off x(rd::adopt, ta.clone(), {});
@@ -108,7 +109,8 @@ BOOST_AUTO_TEST_CASE(ops_outside_any_scope_compute_and_record_nothing) {
   const std::vector<R> parts = split(x, 1, 1);
   BOOST_TEST(parts.size() == 3u);
   for (const R& part : parts) BOOST_TEST(!part.node().valid());
-  const R e = recorder::op("erfinv", [](const at::Tensor& u) { return u.clamp(-0.5, 0.5).erfinv(); }, x);
+  const R e = recorder::op(
+      "erfinv", [](const at::Tensor& u) { return u.clamp(-0.5, 0.5).erfinv(); }, x);
   BOOST_TEST(!e.node().valid());
 
   // In place: the data changes, the (stale) node does not advance.
@@ -150,8 +152,9 @@ BOOST_AUTO_TEST_CASE(tensor_of_session_a_is_a_constant_in_session_b) {
   R y;
   {
     rd::SessionScope scope(a);
-    const R x = R(rd::adopt, at::randn({2, 3}),
-                  a.ref(rd::add_tensor_node(a, NodeKind::input, at::randn({2, 3}), {}, {}, 0, "x")));
+    const R x =
+        R(rd::adopt, at::randn({2, 3}),
+          a.ref(rd::add_tensor_node(a, NodeKind::input, at::randn({2, 3}), {}, {}, 0, "x")));
     y = relu(x).view({3, 2});  // node 4 in a
   }
   BOOST_TEST_REQUIRE(y.node().value == 4u);
@@ -166,7 +169,8 @@ BOOST_AUTO_TEST_CASE(tensor_of_session_a_is_a_constant_in_session_b) {
       {"tensor", "tensor", {3, 2}, false, 2, ""},
   };
   BOOST_TEST(describe_all(b.g()) == expected, boost::test_tools::per_element());
-  BOOST_TEST(all_edges(b.g()) == (std::vector<std::string>{"1->2", "0->2", "2->3"}), boost::test_tools::per_element());
+  BOOST_TEST(all_edges(b.g()) == (std::vector<std::string>{"1->2", "0->2", "2->3"}),
+             boost::test_tools::per_element());
   BOOST_TEST(z.node().value == 3u);
   BOOST_TEST(z.tensor().equal(y.tensor().add(w.tensor())));
   BOOST_TEST(a.graph.size() == 5u);  // session a is untouched
@@ -176,7 +180,8 @@ BOOST_AUTO_TEST_CASE(tensor_of_session_a_is_a_constant_in_session_b) {
   y2.relu_();
   BOOST_TEST_REQUIRE(b.g().size() == 7u);
   BOOST_TEST(kind(b.g(), id(4)) == "constant");
-  BOOST_TEST(new_edges(b.g(), Mark{4, 3}) == (std::vector<std::string>{"4->5", "5->6"}), boost::test_tools::per_element());
+  BOOST_TEST(new_edges(b.g(), Mark{4, 3}) == (std::vector<std::string>{"4->5", "5->6"}),
+             boost::test_tools::per_element());
   BOOST_TEST(y2.node().value == 6u);
 }
 
@@ -187,8 +192,9 @@ BOOST_AUTO_TEST_CASE(a_new_session_at_the_same_address_does_not_adopt_old_nodes)
   R y;
   {
     rd::SessionScope scope(*slot);
-    const R x = R(rd::adopt, at::randn({2, 3}),
-                  slot->ref(rd::add_tensor_node(*slot, NodeKind::input, at::randn({2, 3}), {}, {}, 0, "x")));
+    const R x = R(
+        rd::adopt, at::randn({2, 3}),
+        slot->ref(rd::add_tensor_node(*slot, NodeKind::input, at::randn({2, 3}), {}, {}, 0, "x")));
     y = relu(x);  // node 2 of the first session
   }
   slot.reset();
@@ -200,7 +206,8 @@ BOOST_AUTO_TEST_CASE(a_new_session_at_the_same_address_does_not_adopt_old_nodes)
   const R z = y.sigmoid();
   BOOST_TEST_REQUIRE(slot->graph.size() == 6u);
   BOOST_TEST(kind(slot->graph, id(3)) == "constant");
-  BOOST_TEST(all_edges(slot->graph) == (std::vector<std::string>{"3->4", "4->5"}), boost::test_tools::per_element());
+  BOOST_TEST(all_edges(slot->graph) == (std::vector<std::string>{"3->4", "4->5"}),
+             boost::test_tools::per_element());
   BOOST_TEST(z.node().value == 5u);
 }
 
@@ -215,7 +222,8 @@ BOOST_AUTO_TEST_CASE(records_a_callable_as_one_function_node) {
   const at::Tensor t = at::rand({2, 3}).mul(1.8).sub(0.9);
   const R x = rec.input(t);
   const Mark m = mark(rec.g());
-  const auto y = recorder::op("erfinv", [](const at::Tensor& u) { return u.erfinv(); }, x);
+  const auto y = recorder::op(
+      "erfinv", [](const at::Tensor& u) { return u.erfinv(); }, x);
   static_assert(std::is_same_v<std::remove_const_t<decltype(y)>, R>);
   const auto outs = expect_op(rec.g(), m, "erfinv", {x.node()}, {{2, 3}});
   BOOST_TEST(y.node().value == outs[0].value);
@@ -228,12 +236,15 @@ BOOST_AUTO_TEST_CASE(runtime_name_survives_the_string) {
   const Mark m = mark(rec.g());
   R y;
   {
-    std::string name = "custom_op_with_a_name_longer_than_any_small_string_buffer_" + std::to_string(42);
-    y = recorder::op(name, [](const at::Tensor& u) { return u.mul(3); }, x);
+    std::string name =
+        "custom_op_with_a_name_longer_than_any_small_string_buffer_" + std::to_string(42);
+    y = recorder::op(
+        name, [](const at::Tensor& u) { return u.mul(3); }, x);
     name.assign(name.size(), '#');  // overwrite the characters before the string dies
   }
   const std::string clobber(200, '@');  // likely reuses the freed storage
-  expect_op(rec.g(), m, "custom_op_with_a_name_longer_than_any_small_string_buffer_42", {x.node()}, {{4}});
+  expect_op(rec.g(), m, "custom_op_with_a_name_longer_than_any_small_string_buffer_42", {x.node()},
+            {{4}});
   BOOST_TEST(!clobber.empty());
 }
 
@@ -255,7 +266,10 @@ BOOST_AUTO_TEST_CASE(tuple_result_wraps_every_output_in_order) {
   const Mark m2 = mark(rec.g());
   auto nested = recorder::op(
       "tree",
-      [](const at::Tensor& u) { return std::make_tuple(u.relu(), std::make_tuple(u.exp(), u.t())); }, x);
+      [](const at::Tensor& u) {
+        return std::make_tuple(u.relu(), std::make_tuple(u.exp(), u.t()));
+      },
+      x);
   static_assert(std::is_same_v<decltype(nested), std::tuple<R, std::tuple<R, R>>>);
   const auto outs2 = expect_op(rec.g(), m2, "tree", {x.node()}, {{2, 3}, {2, 3}, {3, 2}});
   BOOST_TEST(std::get<0>(nested).node().value == outs2[0].value);
@@ -270,7 +284,8 @@ BOOST_AUTO_TEST_CASE(mixed_arguments) {
   // A plain tensor is a constant operand; a scalar passes through unrecorded.
   Mark m = mark(rec.g());
   R y = recorder::op(
-      "addcmul", [](const at::Tensor& u, const at::Tensor& v, double k) { return u.add(v.mul(k)); }, a, c, 0.5);
+      "addcmul", [](const at::Tensor& u, const at::Tensor& v, double k) { return u.add(v.mul(k)); },
+      a, c, 0.5);
   BOOST_TEST_REQUIRE(rec.g().size() == m.nodes + 3);
   BOOST_TEST(kind(rec.g(), id(m.nodes)) == "constant");
   expect_op(rec.g(), Mark{m.nodes + 1, m.edges}, "addcmul", {a.node(), id(m.nodes)}, {{2, 3}});
@@ -278,13 +293,16 @@ BOOST_AUTO_TEST_CASE(mixed_arguments) {
 
   // A vector of RecorderTensors is one operand per element.
   m = mark(rec.g());
-  y = recorder::op("cat_all", [](const std::vector<at::Tensor>& v) { return at::cat(v, 0); }, std::vector<R>{b, a});
+  y = recorder::op(
+      "cat_all", [](const std::vector<at::Tensor>& v) { return at::cat(v, 0); },
+      std::vector<R>{b, a});
   expect_op(rec.g(), m, "cat_all", {b.node(), a.node()}, {{4, 3}});
   BOOST_TEST(y.tensor().equal(at::cat({tb, ta}, 0)));
 
   // Plain arguments only: just the call, nothing recorded, a plain result.
   m = mark(rec.g());
-  const auto plain = recorder::op("plain", [](const at::Tensor& u) { return u.neg(); }, ta);
+  const auto plain = recorder::op(
+      "plain", [](const at::Tensor& u) { return u.neg(); }, ta);
   static_assert(std::is_same_v<std::remove_const_t<decltype(plain)>, at::Tensor>);
   BOOST_TEST(plain.equal(ta.neg()));
   BOOST_TEST(rec.g().size() == m.nodes);
@@ -378,7 +396,8 @@ BOOST_AUTO_TEST_CASE(generic_op_failure_and_pass_through) {
   const Mark m = mark(rec.g());
 
   try {
-    (void)recorder::op("boom", [](const at::Tensor&) -> at::Tensor { throw std::runtime_error("kaboom"); }, x);
+    (void)recorder::op(
+        "boom", [](const at::Tensor&) -> at::Tensor { throw std::runtime_error("kaboom"); }, x);
     BOOST_ERROR("op did not throw");
   } catch (const recorder::TraceError& e) {
     BOOST_TEST(contains(e.what(), "op 'boom'"));
@@ -389,7 +408,8 @@ BOOST_AUTO_TEST_CASE(generic_op_failure_and_pass_through) {
 
   // A TraceError from a traced op inside the callable passes through unchanged.
   try {
-    (void)recorder::op("outer", [&](const at::Tensor&) { return matmul(x, bad).tensor(); }, x);
+    (void)recorder::op(
+        "outer", [&](const at::Tensor&) { return matmul(x, bad).tensor(); }, x);
     BOOST_ERROR("op did not throw");
   } catch (const recorder::TraceError& e) {
     BOOST_TEST(e.failure().op == "matmul");
@@ -420,7 +440,8 @@ BOOST_AUTO_TEST_CASE(map_leaves_visits_left_to_right_and_rebuilds) {
     return static_cast<int>(order.size()) * 10;
   };
   const auto out = rd::map_leaves(tree, f);
-  static_assert(std::is_same_v<std::remove_const_t<decltype(out)>, std::tuple<int, std::tuple<int, int>>>);
+  static_assert(
+      std::is_same_v<std::remove_const_t<decltype(out)>, std::tuple<int, std::tuple<int, int>>>);
   BOOST_TEST(order == (std::vector<std::int64_t>{1, 2, 3}), boost::test_tools::per_element());
   BOOST_TEST(std::get<0>(out) == 10);
   BOOST_TEST(std::get<0>(std::get<1>(out)) == 20);
@@ -431,7 +452,8 @@ BOOST_AUTO_TEST_CASE(map_leaves_visits_left_to_right_and_rebuilds) {
   auto mixed = std::make_pair(std::vector<at::Tensor>{at::zeros({4}), at::zeros({5})},
                               std::make_tuple(at::zeros({6})));
   const auto out2 = rd::map_leaves(std::move(mixed), f);
-  static_assert(std::is_same_v<std::remove_const_t<decltype(out2)>, std::pair<std::vector<int>, std::tuple<int>>>);
+  static_assert(std::is_same_v<std::remove_const_t<decltype(out2)>,
+                               std::pair<std::vector<int>, std::tuple<int>>>);
   BOOST_TEST(order == (std::vector<std::int64_t>{4, 5, 6}), boost::test_tools::per_element());
   BOOST_TEST(out2.first == (std::vector<int>{10, 20}), boost::test_tools::per_element());
 }
@@ -452,7 +474,10 @@ BOOST_AUTO_TEST_CASE(wrapped_lstm_like_result_records_outputs_in_leaf_order) {
   // The shape of an LSTM's result: tuple<output, tuple<h, c>>.
   auto [out, state] = recorder::op(
       "lstm_like",
-      [](const at::Tensor& u) { return std::make_tuple(u.unsqueeze(0), std::make_tuple(u.sum(1), u.sum(0))); }, x);
+      [](const at::Tensor& u) {
+        return std::make_tuple(u.unsqueeze(0), std::make_tuple(u.sum(1), u.sum(0)));
+      },
+      x);
   const auto outs = expect_op(rec.g(), m, "lstm_like", {x.node()}, {{1, 2, 3}, {2}, {3}});
   BOOST_TEST(out.node().value == outs[0].value);
   BOOST_TEST(std::get<0>(state).node().value == outs[1].value);

@@ -44,7 +44,9 @@ inline Mark mark(const Graph& g) { return Mark{g.size(), g.edge_count()}; }
 
 inline NodeId id(std::size_t i) { return NodeId{static_cast<std::uint32_t>(i)}; }
 
-inline std::string kind(const Graph& g, NodeId n) { return std::string(recorder::to_string(g.kind(n))); }
+inline std::string kind(const Graph& g, NodeId n) {
+  return std::string(recorder::to_string(g.kind(n)));
+}
 inline std::string label(const Graph& g, NodeId n) { return std::string(g.label(n)); }
 inline Dims shape(const Graph& g, NodeId n) {
   const auto s = g.shape(n);
@@ -86,7 +88,7 @@ inline std::vector<std::uint32_t> succs(const Graph& g, NodeId n) {
 struct NodeDesc {
   std::string kind;
   std::string label;
-  Dims shape;        ///< tensors only
+  Dims shape;  ///< tensors only
   bool inplace = false;
   std::uint32_t producer = NodeId::invalid;
   std::string name;  ///< tensors only

@@ -41,8 +41,10 @@ static_assert(reduce::mergeable_reduction<reduce::KeepAll, at::Tensor> &&
               reduce::mergeable_reduction<reduce::Moments, at::Tensor> &&
               reduce::mergeable_reduction<reduce::MinMax, at::Tensor> &&
               reduce::mergeable_reduction<reduce::Histogram, at::Tensor>);
-static_assert(std::is_same_v<reduce::result_t<reduce::Moments, at::Tensor>, reduce::MomentsResult<at::Tensor>>);
-static_assert(std::is_same_v<reduce::result_t<reduce::KeepAll, at::Tensor>, const std::vector<at::Tensor>&>);
+static_assert(std::is_same_v<reduce::result_t<reduce::Moments, at::Tensor>,
+                             reduce::MomentsResult<at::Tensor>>);
+static_assert(
+    std::is_same_v<reduce::result_t<reduce::KeepAll, at::Tensor>, const std::vector<at::Tensor>&>);
 
 using recorder::testing::SplitMix;
 
@@ -50,11 +52,13 @@ using recorder::testing::SplitMix;
 at::Tensor make(SplitMix& g, at::IntArrayRef sizes, double offset = 0, double scale = 4) {
   at::Tensor t = at::empty(sizes, at::kFloat);
   float* p = t.data_ptr<float>();
-  for (std::int64_t i = 0; i < t.numel(); ++i) p[i] = static_cast<float>(offset + scale * (g.uniform() - 0.5));
+  for (std::int64_t i = 0; i < t.numel(); ++i)
+    p[i] = static_cast<float>(offset + scale * (g.uniform() - 0.5));
   return t;
 }
 
-std::vector<at::Tensor> values(std::size_t n, std::uint64_t seed = 1, double offset = 0, double scale = 4) {
+std::vector<at::Tensor> values(std::size_t n, std::uint64_t seed = 1, double offset = 0,
+                               double scale = 4) {
   SplitMix g{seed};
   std::vector<at::Tensor> xs;
   for (std::size_t i = 0; i < n; ++i) xs.push_back(make(g, {4, 8}, offset, scale));
@@ -62,7 +66,8 @@ std::vector<at::Tensor> values(std::size_t n, std::uint64_t seed = 1, double off
 }
 
 template <class R>
-auto run(const R& r, const std::vector<at::Tensor>& xs, std::size_t begin = 0, std::size_t end = SIZE_MAX) {
+auto run(const R& r, const std::vector<at::Tensor>& xs, std::size_t begin = 0,
+         std::size_t end = SIZE_MAX) {
   end = std::min(end, xs.size());
   auto s = r.init(xs[begin]);
   for (std::size_t i = begin + 1; i < end; ++i) r.update(s, xs[i]);
@@ -71,15 +76,21 @@ auto run(const R& r, const std::vector<at::Tensor>& xs, std::size_t begin = 0, s
 
 /// Within `rel` of `want`, elementwise, relative to |want|.
 bool near(const at::Tensor& got, const at::Tensor& want, double rel) {
-  return got.sizes() == want.sizes() &&
-         got.to(at::kDouble).sub(want.to(at::kDouble)).abs().le(want.to(at::kDouble).abs().mul(rel)).all().item<bool>();
+  return got.sizes() == want.sizes() && got.to(at::kDouble)
+                                            .sub(want.to(at::kDouble))
+                                            .abs()
+                                            .le(want.to(at::kDouble).abs().mul(rel))
+                                            .all()
+                                            .item<bool>();
 }
 
 /// A plain accumulator: no autograd, no graph.
 bool plain(const at::Tensor& t) { return t.defined() && !t.requires_grad() && !t.grad_fn(); }
 
 /// Owns its storage, exactly its bytes (no view of a larger base).
-bool owns_storage(const at::Tensor& t) { return t.is_contiguous() && t.storage().nbytes() == t.nbytes(); }
+bool owns_storage(const at::Tensor& t) {
+  return t.is_contiguous() && t.storage().nbytes() == t.nbytes();
+}
 
 template <class F>
 std::string message_of(F&& f) {
@@ -181,7 +192,8 @@ BOOST_AUTO_TEST_CASE(min_max_match_the_stacked_values_and_propagate_nan) {
   BOOST_TEST(at::equal(r.result(a).max, stacked.amax(0)));
 
   // Non-contiguous and integer inputs take ATen's minimum/maximum: same answers.
-  auto v = run(r, std::vector<at::Tensor>{xs[0].t().contiguous().t(), xs[1].t().contiguous().t(), xs[2]});
+  auto v = run(
+      r, std::vector<at::Tensor>{xs[0].t().contiguous().t(), xs[1].t().contiguous().t(), xs[2]});
   auto f = run(r, std::vector<at::Tensor>{xs[0], xs[1], xs[2]});
   BOOST_TEST(at::equal(r.result(v).min, r.result(f).min));
   BOOST_TEST(at::equal(r.result(v).max, r.result(f).max));
@@ -200,7 +212,8 @@ BOOST_AUTO_TEST_CASE(histogram_equals_summed_histc) {
   const reduce::Histogram r{16, -1.5, 1.5};  // values span [-2, 2): some fall outside
   auto s = run(r, xs);
   at::Tensor want = at::zeros({16}, at::kLong);
-  for (const at::Tensor& x : xs) want.add_(at::histc(x.to(at::kDouble), 16, -1.5, 1.5).to(at::kLong));
+  for (const at::Tensor& x : xs)
+    want.add_(at::histc(x.to(at::kDouble), 16, -1.5, 1.5).to(at::kLong));
   const auto got = r.result(s);
   BOOST_TEST(got.counts.scalar_type() == at::kLong);
   BOOST_TEST(at::equal(got.counts, want));
@@ -209,11 +222,13 @@ BOOST_AUTO_TEST_CASE(histogram_equals_summed_histc) {
   // Edges: lo in the first bin, hi in the last, outside and NaN not counted.
   const reduce::Histogram unit{4, 0.0, 1.0};
   at::Tensor edges = at::zeros({8}, at::kFloat);
-  const float special[] = {0.0f, 0.25f, 0.5f, 1.0f, 1.0f, -0.5f, 2.0f, std::numeric_limits<float>::quiet_NaN()};
+  const float special[] = {0.0f, 0.25f, 0.5f, 1.0f,
+                           1.0f, -0.5f, 2.0f, std::numeric_limits<float>::quiet_NaN()};
   for (int i = 0; i < 8; ++i) edges[i] = special[i];
   const at::Tensor counts = unit.result(unit.init(edges)).counts;
   // (libtorch 1.13's histc counts NaN in the first bin: compare without it.)
-  BOOST_TEST(at::equal(counts, at::histc(edges.narrow(0, 0, 7).to(at::kDouble), 4, 0.0, 1.0).to(at::kLong)));
+  BOOST_TEST(at::equal(
+      counts, at::histc(edges.narrow(0, 0, 7).to(at::kDouble), 4, 0.0, 1.0).to(at::kLong)));
   BOOST_TEST(counts[3].item<std::int64_t>() == 2);
   BOOST_TEST(counts.sum().item<std::int64_t>() == 5);
   const at::Tensor strided = at::stack({edges, edges}, 1).select(1, 0);  // the ATen fallback
@@ -226,10 +241,13 @@ BOOST_AUTO_TEST_CASE(histogram_equals_summed_histc) {
       const at::Tensor sweep = at::arange(0, 20001, at::kDouble).mul((hi - lo) / 20000).add(lo);
       const reduce::Histogram h{static_cast<std::size_t>(bins), lo, hi};
       const at::Tensor want_sweep = at::histc(sweep, bins, lo, hi).to(at::kLong);
-      BOOST_TEST(at::equal(h.result(h.init(sweep)).counts, want_sweep), "lo " << lo << ", bins " << bins);
-      BOOST_TEST(at::equal(h.result(h.init(at::stack({sweep, sweep}, 1).select(1, 1))).counts, want_sweep));
+      BOOST_TEST(at::equal(h.result(h.init(sweep)).counts, want_sweep),
+                 "lo " << lo << ", bins " << bins);
+      BOOST_TEST(at::equal(h.result(h.init(at::stack({sweep, sweep}, 1).select(1, 1))).counts,
+                           want_sweep));
       const at::Tensor sweep32 = sweep.to(at::kFloat);
-      BOOST_TEST(at::equal(h.result(h.init(sweep32)).counts, at::histc(sweep32.to(at::kDouble), bins, lo, hi).to(at::kLong)));
+      BOOST_TEST(at::equal(h.result(h.init(sweep32)).counts,
+                           at::histc(sweep32.to(at::kDouble), bins, lo, hi).to(at::kLong)));
     }
   }
 
@@ -288,10 +306,13 @@ BOOST_AUTO_TEST_CASE(keep_all_cap_counts_tensor_bytes) {
   const auto xs = values(3);  // 4 x 8 float32: 128 bytes each
   const reduce::KeepAll r{.max_bytes = 256};
   auto s = run(r, xs, 0, 2);
-  BOOST_CHECK_EXCEPTION(r.update(s, xs[2]), reduce::CapacityExceeded, [](const reduce::CapacityExceeded& e) {
-    return e.cap() == 256 && e.kept() == 2 && e.needed() == 128 &&
-           std::string(e.what()) == "keep-all memory cap of 256 bytes exceeded after 2 samples (the next needs 128 bytes)";
-  });
+  BOOST_CHECK_EXCEPTION(r.update(s, xs[2]), reduce::CapacityExceeded,
+                        [](const reduce::CapacityExceeded& e) {
+                          return e.cap() == 256 && e.kept() == 2 && e.needed() == 128 &&
+                                 std::string(e.what()) ==
+                                     "keep-all memory cap of 256 bytes exceeded after 2 samples "
+                                     "(the next needs 128 bytes)";
+                        });
   BOOST_TEST(r.count(s) == 2u);
   BOOST_TEST(at::equal(r.result(s)[1], xs[1]));
 }
@@ -337,7 +358,8 @@ BOOST_AUTO_TEST_CASE(inputs_that_require_grad_leave_plain_accumulators) {
   auto h = hist.init(y);
   hist.update(h, y2);
   BOOST_TEST(plain(h.counts));
-  const auto running_max = reduce::custom([](at::Tensor acc, const at::Tensor& x) { return at::maximum(acc, x); });
+  const auto running_max =
+      reduce::custom([](at::Tensor acc, const at::Tensor& x) { return at::maximum(acc, x); });
   auto c = running_max.init(y);
   running_max.update(c, y2);
   BOOST_TEST(plain(c.value));
@@ -427,7 +449,8 @@ BOOST_AUTO_TEST_CASE(copies_of_states_are_independent) {
   hist.update(h_copy, xs[1]);
   BOOST_TEST(at::equal(hist.result(h).counts, h_before));
 
-  const auto in_place = reduce::custom([](at::Tensor acc, const at::Tensor& x) { return acc.add_(x); });
+  const auto in_place =
+      reduce::custom([](at::Tensor acc, const at::Tensor& x) { return acc.add_(x); });
   auto c = in_place.init(xs[0]);
   auto c_copy = c;
   in_place.update(c_copy, xs[1]);

@@ -27,9 +27,11 @@ using test::describe_nodes;
 using test::describe_visible;
 using test::shape_str;
 
-std::map<std::string, int> visible_label_counts(const recorder::Trace& t, recorder::RenderOptions o) {
+std::map<std::string, int> visible_label_counts(const recorder::Trace& t,
+                                                recorder::RenderOptions o) {
   std::map<std::string, int> counts;
-  for (const auto& n : recorder::visible_graph(t.graph, o).nodes) ++counts[std::string(t.graph.label(n.node))];
+  for (const auto& n : recorder::visible_graph(t.graph, o).nodes)
+    ++counts[std::string(t.graph.label(n.node))];
   return counts;
 }
 
@@ -46,12 +48,13 @@ BOOST_AUTO_TEST_CASE(mlp_full_graph_is_exact) {
   BOOST_TEST(t.total_params == 84060u);
   BOOST_TEST(t.model_name == "MLP");
   const std::vector<std::string> nodes{
-      "input input [1, 784]",  "module MLP ",         "module Linear fc1", "tensor tensor [1, 100]",
-      "function relu",         "tensor tensor [1, 100]", "module Linear fc2", "tensor tensor [1, 50]",
-      "function relu",         "tensor tensor [1, 50]", "module Linear fc3", "tensor tensor [1, 10]",
+      "input input [1, 784]",   "module MLP ",           "module Linear fc1",
+      "tensor tensor [1, 100]", "function relu",         "tensor tensor [1, 100]",
+      "module Linear fc2",      "tensor tensor [1, 50]", "function relu",
+      "tensor tensor [1, 50]",  "module Linear fc3",     "tensor tensor [1, 10]",
       "output output [1, 10]"};
   BOOST_TEST(describe_nodes(t.graph) == nodes, boost::test_tools::per_element());
-  const std::vector<std::string> edges{"0->2", "2->3", "3->4", "4->5", "5->6",  "6->7",
+  const std::vector<std::string> edges{"0->2", "2->3", "3->4",  "4->5",   "5->6",  "6->7",
                                        "7->8", "8->9", "9->10", "10->11", "11->12"};
   BOOST_TEST(describe_edges(t.graph) == edges, boost::test_tools::per_element());
   // Parents and depths: everything inside the root call is at depth 1.
@@ -66,7 +69,8 @@ BOOST_AUTO_TEST_CASE(mlp_full_graph_is_exact) {
 BOOST_AUTO_TEST_CASE(mlp_visible_graph_at_depth_1_and_unlimited) {
   models::MLP mlp;
   auto t = Graph{}.run(mlp, torch::randn({1, 784}));
-  const std::vector<std::string> nodes{"input", "Linear fc1", "relu", "Linear fc2", "relu", "Linear fc3", "output"};
+  const std::vector<std::string> nodes{"input", "Linear fc1", "relu",  "Linear fc2",
+                                       "relu",  "Linear fc3", "output"};
   const std::vector<std::string> edges{"0->1", "1->2", "2->3", "3->4", "4->5", "5->6"};
   for (std::optional<int> depth : {std::optional<int>(1), std::optional<int>()}) {
     auto [n, e] = describe_visible(t, {.depth = depth});
@@ -93,16 +97,18 @@ BOOST_AUTO_TEST_CASE(resnet18_counts_at_full_depth) {
 
   const auto counts = visible_label_counts(t, {.depth = std::nullopt});
   const std::map<std::string, int> expected{
-      {"Conv2d", 20}, {"BatchNorm2d", 20}, {"ReLU", 17},  {"add", 8},   {"MaxPool2d", 1},
-      {"AdaptiveAvgPool2d", 1}, {"flatten", 1}, {"Linear", 1}, {"input", 1}, {"output", 1}};
+      {"Conv2d", 20},           {"BatchNorm2d", 20}, {"ReLU", 17},  {"add", 8},   {"MaxPool2d", 1},
+      {"AdaptiveAvgPool2d", 1}, {"flatten", 1},      {"Linear", 1}, {"input", 1}, {"output", 1}};
   BOOST_TEST(counts == expected, boost::test_tools::per_element());
 
   // Output [1, 1000] on the output node and on fc's call.
-  const auto outputs = recorder::views::of_kind(t.graph, NodeKind::output) | ranges::to<std::vector>();
+  const auto outputs =
+      recorder::views::of_kind(t.graph, NodeKind::output) | ranges::to<std::vector>();
   BOOST_REQUIRE(outputs.size() == 1u);
   BOOST_TEST(shape_str(t.graph, outputs[0]) == "[1, 1000]");
   // The residual adds are in place (`out += identity`), as torchvision writes them.
-  for (auto add : recorder::views::functions_named(t.graph, "add")) BOOST_TEST(t.graph.node(add).inplace);
+  for (auto add : recorder::views::functions_named(t.graph, "add"))
+    BOOST_TEST(t.graph.node(add).inplace);
 }
 
 BOOST_AUTO_TEST_CASE(resnet18_visible_counts_match_torchview) {
@@ -129,7 +135,8 @@ BOOST_AUTO_TEST_CASE(resnet18_paths_and_depth_index_match_torchinfo) {
   for (auto c : recorder::views::module_calls(t.graph)) {
     const auto& m = t.graph.module_of(c);
     const auto& n = t.graph.node(c);
-    label.try_emplace(m.path, std::to_string(n.depth) + "-" + std::to_string(t.graph.call(c).depth_index));
+    label.try_emplace(m.path,
+                      std::to_string(n.depth) + "-" + std::to_string(t.graph.call(c).depth_index));
     klass.try_emplace(m.path, m.class_name);
   }
   // Numbers as in torchinfo__eval_order_doesnt_matter.out.
@@ -154,7 +161,8 @@ BOOST_AUTO_TEST_CASE(resnet18_paths_and_depth_index_match_torchinfo) {
   // The block's ReLU module is called twice; its calls are numbered 0 and 1.
   std::vector<std::uint32_t> relu_calls;
   for (auto c : recorder::views::module_calls(t.graph))
-    if (t.graph.module_of(c).path == "layer1.0.relu") relu_calls.push_back(t.graph.call(c).call_index);
+    if (t.graph.module_of(c).path == "layer1.0.relu")
+      relu_calls.push_back(t.graph.call(c).call_index);
   BOOST_TEST(relu_calls == (std::vector<std::uint32_t>{0, 1}), boost::test_tools::per_element());
   // Per-module parameter counts, as torchinfo prints them.
   const auto params_of = [&](const std::string& path) {
@@ -184,15 +192,16 @@ BOOST_AUTO_TEST_CASE(lstm_outputs_all_three_tensors) {
   for (auto o : recorder::views::of_kind(t.graph, NodeKind::output))
     outs.push_back(std::string(t.graph.tensor(o).name) + " " + shape_str(t.graph, o));
   BOOST_TEST(outs == (std::vector<std::string>{"output-0 [100, 20]", "output-1 [2, 100, 512]",
-                                              "output-2 [2, 100, 512]"}),
+                                               "output-2 [2, 100, 512]"}),
              boost::test_tools::per_element());
   // The LSTM call has all three outputs: output, h and c.
   const auto lstm = recorder::views::calls_of_class(t.graph, "LSTM") | ranges::to<std::vector>();
   BOOST_REQUIRE(lstm.size() == 1u);
   std::vector<std::string> shapes;
   for (auto o : t.graph.call(lstm[0]).outputs) shapes.push_back(shape_str(t.graph, o));
-  BOOST_TEST(shapes == (std::vector<std::string>{"[1, 100, 512]", "[2, 100, 512]", "[2, 100, 512]"}),
-             boost::test_tools::per_element());
+  BOOST_TEST(
+      shapes == (std::vector<std::string>{"[1, 100, 512]", "[2, 100, 512]", "[2, 100, 512]"}),
+      boost::test_tools::per_element());
   BOOST_TEST(t.graph.module_of(lstm[0]).param_count == 3768320u);
   BOOST_TEST(t.graph.module_of(lstm[0]).params.size() == 8u);  // weight_ih_l0 ... bias_hh_l1
   // torchview's picture of it: input, Embedding, LSTM, Linear, view, 3 outputs.
@@ -220,8 +229,10 @@ BOOST_AUTO_TEST_CASE(transformer_encoder_structure) {
   BOOST_TEST(count_class("Linear") == 5);
   BOOST_TEST(count_class("Dropout") == 6);
   std::vector<std::string> paths;
-  for (auto c : recorder::views::calls_of_class(t.graph, "EncoderLayer")) paths.push_back(t.graph.module_of(c).path);
-  BOOST_TEST(paths == (std::vector<std::string>{"encoder.0", "encoder.1"}), boost::test_tools::per_element());
+  for (auto c : recorder::views::calls_of_class(t.graph, "EncoderLayer"))
+    paths.push_back(t.graph.module_of(c).path);
+  BOOST_TEST(paths == (std::vector<std::string>{"encoder.0", "encoder.1"}),
+             boost::test_tools::per_element());
   // MultiheadAttention returns (output, weights); both are recorded.
   for (auto c : recorder::views::calls_of_class(t.graph, "MultiheadAttention")) {
     BOOST_TEST(t.graph.call(c).inputs.size() == 3u);
@@ -281,8 +292,10 @@ BOOST_AUTO_TEST_CASE(inplace_and_out_of_place_give_the_same_graph) {
   auto ta = Graph{}.run(ha, x);
   auto tb = Graph{}.run(hb, x);
   BOOST_TEST(ta.output.allclose(tb.output));
-  BOOST_TEST(describe_nodes(ta.graph) == describe_nodes(tb.graph), boost::test_tools::per_element());
-  BOOST_TEST(describe_edges(ta.graph) == describe_edges(tb.graph), boost::test_tools::per_element());
+  BOOST_TEST(describe_nodes(ta.graph) == describe_nodes(tb.graph),
+             boost::test_tools::per_element());
+  BOOST_TEST(describe_edges(ta.graph) == describe_edges(tb.graph),
+             boost::test_tools::per_element());
   int inplace_a = 0, inplace_b = 0;
   for (const auto& n : ta.graph.nodes()) inplace_a += n.inplace;
   for (const auto& n : tb.graph.nodes()) inplace_b += n.inplace;

@@ -27,13 +27,16 @@ namespace recorder {
 /// Part of `traceable_module`: `h->forward(args...)` accepts RecorderTensors as they are — a
 /// composite module whose forward is templated on its tensor type; its ops are traced inside.
 template <class H, class... A>
-concept composite_module = requires(H& h, A&&... a) { h->forward(std::forward<A>(a)...); };
+concept composite_module = requires(H& h, A&&... a) {
+  h->forward(std::forward<A>(a)...);
+};
 
 /// Part of `traceable_module`: `h->forward(args...)` accepts the arguments as `torch::Tensor` —
 /// a leaf module (`Linear`, `Conv2d`, `LSTM`, ...) recorded as one node.
 template <class H, class... A>
-concept leaf_module =
-    requires(H& h, A&&... a) { h->forward(detail::to_plain(std::forward<A>(a))...); };
+concept leaf_module = requires(H& h, A&&... a) {
+  h->forward(detail::to_plain(std::forward<A>(a))...);
+};
 
 /// Part of `traceable_module`: a `torch::nn::Sequential`, walked child by child.
 template <class H>
@@ -64,8 +67,10 @@ std::vector<at::Tensor> tensors_of(const A&... args) {
   std::vector<at::Tensor> out;
   auto visit = [&out](const auto& leaf) {
     using L = std::remove_cvref_t<decltype(leaf)>;
-    if constexpr (is_recorder_tensor_v<L>) out.push_back(leaf.tensor());
-    else if constexpr (std::is_same_v<L, at::Tensor>) out.push_back(leaf);
+    if constexpr (is_recorder_tensor_v<L>)
+      out.push_back(leaf.tensor());
+    else if constexpr (std::is_same_v<L, at::Tensor>)
+      out.push_back(leaf);
   };
   (for_each_leaf(args, visit), ...);
   return out;
@@ -192,7 +197,8 @@ RecorderTensor<P> walk_sequential(Session& s, torch::nn::SequentialImpl& seq, Re
           if (auto* nested = dynamic_cast<torch::nn::SequentialImpl*>(&child))
             y = walk_sequential<P>(s, *nested, std::move(y));
           else
-            y = call_leaf<P>(s, child, [&] { return any.forward(y.tensor()); }, y);
+            y = call_leaf<P>(
+                s, child, [&] { return any.forward(y.tensor()); }, y);
         }
         return y;
       },
@@ -203,11 +209,12 @@ RecorderTensor<P> walk_sequential(Session& s, torch::nn::SequentialImpl& seq, Re
 template <class P, class H, class... A>
 auto call_module(H& h, A&&... a) {
   if constexpr (sequential_module<H>) {
-    static_assert(sizeof...(A) == 1,
-                  "recorder: a torch::nn::Sequential takes one tensor (its forward chains one value "
-                  "through its children). For several inputs, write a module whose forward takes "
-                  "them (`template <recorder::tensor_like T> T forward(T a, T b)`) and calls the "
-                  "layers, kept in a recorder::Sequential<H> or recorder::ModuleList<H>");
+    static_assert(
+        sizeof...(A) == 1,
+        "recorder: a torch::nn::Sequential takes one tensor (its forward chains one value "
+        "through its children). For several inputs, write a module whose forward takes "
+        "them (`template <recorder::tensor_like T> T forward(T a, T b)`) and calls the "
+        "layers, kept in a recorder::Sequential<H> or recorder::ModuleList<H>");
     if constexpr (P::records_graph) {
       if (Session* s = current_session())
         return walk_sequential<P>(*s, *h, RecorderTensor<P>(std::forward<A>(a)...));
@@ -217,13 +224,15 @@ auto call_module(H& h, A&&... a) {
     using Out = decltype(h->forward(std::forward<A>(a)...));
     if constexpr (P::records_graph) {
       if (Session* s = current_session())
-        return call_composite<P>(*s, *h, [&]() -> Out { return h->forward(std::forward<A>(a)...); }, a...);
+        return call_composite<P>(
+            *s, *h, [&]() -> Out { return h->forward(std::forward<A>(a)...); }, a...);
     }
     return Out(h->forward(std::forward<A>(a)...));
   } else {
     if constexpr (P::records_graph) {
       if (Session* s = current_session())
-        return call_leaf<P>(*s, *h, [&] { return h->forward(to_plain(a)...); }, a...);
+        return call_leaf<P>(
+            *s, *h, [&] { return h->forward(to_plain(a)...); }, a...);
     }
     return wrap_unrecorded<P>(h->forward(to_plain(std::forward<A>(a))...));
   }
@@ -253,12 +262,12 @@ class Module {
  public:
   using holder_type = H;
 
-  Module(std::nullptr_t) : holder_(nullptr) {}       // NOLINT: an empty optional submodule
-  Module(H holder) : holder_(std::move(holder)) {}   // NOLINT: from register_module(...)
+  Module(std::nullptr_t) : holder_(nullptr) {}      // NOLINT: an empty optional submodule
+  Module(H holder) : holder_(std::move(holder)) {}  // NOLINT: from register_module(...)
   /// From `register_module(name, holder)`, which returns the module's `shared_ptr`.
   template <class Impl>
-    requires std::constructible_from<H, std::shared_ptr<Impl>>
-  Module(std::shared_ptr<Impl> impl) : holder_(std::move(impl)) {}  // NOLINT: implicit by design
+  requires std::constructible_from<H, std::shared_ptr<Impl>> Module(std::shared_ptr<Impl> impl)
+      : holder_(std::move(impl)) {}  // NOLINT: implicit by design
 
   H& holder() noexcept { return holder_; }
   const H& holder() const noexcept { return holder_; }

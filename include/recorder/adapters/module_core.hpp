@@ -126,10 +126,11 @@ inline ModuleId module_id(Session& s, const torch::nn::Module& m, bool leaf) {
     info.name = info.class_name;
   } else {
     const std::string& parent_path = s.graph.module_of(parent_call).path;
-    const auto* parent_module =
-        static_cast<const torch::nn::Module*>(s.module_objects.at(s.graph.call(parent_call).module.value));
+    const auto* parent_module = static_cast<const torch::nn::Module*>(
+        s.module_objects.at(s.graph.call(parent_call).module.value));
     info.path = find_path(s, *parent_module, parent_path, &m);
-    if (info.path.empty()) info.path = join_path(parent_path, "(unregistered " + info.class_name + ")");
+    if (info.path.empty())
+      info.path = join_path(parent_path, "(unregistered " + info.class_name + ")");
     const auto dot = info.path.rfind('.');
     info.name = dot == std::string::npos ? info.path : info.path.substr(dot + 1);
   }
@@ -156,14 +157,16 @@ inline const Submodules* submodules_of(Session& s, const torch::nn::Module& m) {
     // (`Sequential`, a block of Linears) whose ops all belong to its submodules.
     e.leaf = child.children().empty() || !child.parameters(/*recurse=*/false).empty();
     const std::string cls = class_name_of(child);
-    e.callable = cls != "ModuleList" && cls != "ModuleDict" && cls != "ParameterList" && cls != "ParameterDict";
+    e.callable = cls != "ModuleList" && cls != "ModuleDict" && cls != "ParameterList" &&
+                 cls != "ParameterDict";
     for (std::size_t i = names.size(); i-- > 0;)  // the nearest earlier entry that is a prefix
       if (item.key().size() > names[i].size() && item.key().rfind(names[i] + ".", 0) == 0) {
         e.parent = static_cast<int>(i);
         break;
       }
     for (const auto& p : child.parameters(/*recurse=*/false))
-      subs->owner.emplace(p.unsafeGetTensorImpl(), static_cast<int>(subs->entries.size()));  // first wins
+      subs->owner.emplace(p.unsafeGetTensorImpl(),
+                          static_cast<int>(subs->entries.size()));  // first wins
     names.push_back(item.key());
     subs->entries.push_back(e);
   }

@@ -65,8 +65,9 @@ class LayerRecord : public RecordInfo {
   /// that tensor was never recorded (a gradient that has not arrived yet).
   const state_type& state(std::size_t i = 0) const {
     if (i >= states_.size() || !states_[i])
-      throw std::out_of_range("recorder: layer '" + key + "' has no recorded tensor " + std::to_string(i) +
-                              " (it records " + std::to_string(states_.size()) + ")");
+      throw std::out_of_range("recorder: layer '" + key + "' has no recorded tensor " +
+                              std::to_string(i) + " (it records " + std::to_string(states_.size()) +
+                              ")");
     return *states_[i];
   }
   /// The reduction's result for tensor `i`: a tensor (`Sum`, `Mean`, `Last`), the list of
@@ -131,8 +132,10 @@ class Store final : public CaptureCore {
     auto& states = records_[record]->states_;
     if (states.size() <= tensor) states.resize(tensor + 1);
     auto& slot = states[tensor];
-    if (!slot) slot.emplace(reduction_.init(x));
-    else reduction_.update(*slot, x);
+    if (!slot)
+      slot.emplace(reduction_.init(x));
+    else
+      reduction_.update(*slot, x);
   }
   std::uint64_t samples(std::size_t record) const override { return records_[record]->samples(); }
 
@@ -173,7 +176,8 @@ class Capture {
 
   /// Records the layers `layers` select, reduced by `reduction`.
   explicit Capture(std::vector<LayerAddress> layers, R reduction = R{})
-      : store_(std::make_shared<recorder::detail::Store<R>>(W, std::move(layers), std::move(reduction))) {}
+      : store_(std::make_shared<recorder::detail::Store<R>>(W, std::move(layers),
+                                                            std::move(reduction))) {}
 
   /// Records only calls for which `condition(const LayerCall&)` is true.
   /// Example: `.when([](const recorder::LayerCall& c) { return c.label == "2-3"; })`.
@@ -223,13 +227,17 @@ class Capture {
   /// The one recorded layer `layer` selects: `acts["layer1.0.conv1"]`, `acts[{2, 3}]`,
   /// `acts[by_class("Linear")]`. Throws `UnknownLayer` (listing the nearest recorded keys) or
   /// `AmbiguousLayer`.
-  const LayerRecord<R>& operator[](const LayerAddress& layer) const { return store_->at(store_->find(layer)); }
+  const LayerRecord<R>& operator[](const LayerAddress& layer) const {
+    return store_->at(store_->find(layer));
+  }
 
   /// Removes the recording of `layer` and returns it.
   LayerRecord<R> remove(const LayerAddress& layer) { return store_->take(store_->find(layer)); }
 
   /// The recorded layers, in the order they were first recorded.
-  const std::vector<std::unique_ptr<LayerRecord<R>>>& records() const noexcept { return store_->records(); }
+  const std::vector<std::unique_ptr<LayerRecord<R>>>& records() const noexcept {
+    return store_->records();
+  }
 
   /// The keys of the recorded layers ("fc2", "layer1.0.relu#1").
   std::vector<std::string> keys() const {

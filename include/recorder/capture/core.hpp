@@ -29,9 +29,9 @@ namespace recorder {
 
 /// What a capture policy records of a selected module call (torchfunc's recorder names).
 enum class CapturePoint {
-  forward_pre,      ///< its inputs before the forward runs (torchfunc `ForwardPre`)
-  forward_input,    ///< its inputs after the forward ran, in-place changes included (`ForwardInput`)
-  forward_output,   ///< its outputs (`ForwardOutput`)
+  forward_pre,     ///< its inputs before the forward runs (torchfunc `ForwardPre`)
+  forward_input,   ///< its inputs after the forward ran, in-place changes included (`ForwardInput`)
+  forward_output,  ///< its outputs (`ForwardOutput`)
   backward_output,  ///< on backward, the gradients w.r.t. its outputs (`BackwardOutput`)
   backward_input,   ///< on backward, the gradients w.r.t. its inputs (`BackwardInput`)
 };
@@ -39,11 +39,16 @@ enum class CapturePoint {
 /// "forward_pre", "forward_input", ...
 constexpr std::string_view to_string(CapturePoint w) noexcept {
   switch (w) {
-    case CapturePoint::forward_pre: return "forward_pre";
-    case CapturePoint::forward_input: return "forward_input";
-    case CapturePoint::forward_output: return "forward_output";
-    case CapturePoint::backward_output: return "backward_output";
-    case CapturePoint::backward_input: return "backward_input";
+    case CapturePoint::forward_pre:
+      return "forward_pre";
+    case CapturePoint::forward_input:
+      return "forward_input";
+    case CapturePoint::forward_output:
+      return "forward_output";
+    case CapturePoint::backward_output:
+      return "backward_output";
+    case CapturePoint::backward_input:
+      return "backward_input";
   }
   return "?";
 }
@@ -56,15 +61,15 @@ enum class KeptData {
 
 /// One selected module call, as a condition or post-processing callable sees it.
 struct LayerCall {
-  const Graph& graph;             ///< the trace being recorded (complete up to this call)
-  NodeId call;                    ///< the call's node in `graph`
-  std::string_view path;          ///< "layer1.0.conv1"; "" for the root
-  std::string_view class_name;    ///< "Conv2d"
-  std::string label;              ///< torchinfo's depth-index label, "3-2"
-  std::uint32_t call_index = 0;   ///< 0 for the module's first call in this forward
+  const Graph& graph;            ///< the trace being recorded (complete up to this call)
+  NodeId call;                   ///< the call's node in `graph`
+  std::string_view path;         ///< "layer1.0.conv1"; "" for the root
+  std::string_view class_name;   ///< "Conv2d"
+  std::string label;             ///< torchinfo's depth-index label, "3-2"
+  std::uint32_t call_index = 0;  ///< 0 for the module's first call in this forward
   CapturePoint what = CapturePoint::forward_output;
-  std::uint64_t samples = 0;      ///< samples this layer has recorded so far
-  std::size_t tensor = 0;         ///< post-processing: which output (0-based); else 0
+  std::uint64_t samples = 0;  ///< samples this layer has recorded so far
+  std::size_t tensor = 0;     ///< post-processing: which output (0-based); else 0
 };
 
 /// Decides, per selected call, whether to record it (`record::...::when`).
@@ -80,7 +85,8 @@ using Postproc = std::function<at::Tensor(const LayerCall&, const at::Tensor&)>;
 class CaptureError : public std::runtime_error {
  public:
   CaptureError(std::string layer, const std::string& message)
-      : std::runtime_error(message), layer_(std::make_shared<const std::string>(std::move(layer))) {}
+      : std::runtime_error(message),
+        layer_(std::make_shared<const std::string>(std::move(layer))) {}
   /// The layer's key ("fc2", "layer1.0.relu#1").
   const std::string& layer() const noexcept { return *layer_; }
 
@@ -91,14 +97,14 @@ class CaptureError : public std::runtime_error {
 /// What a recording knows about one recorded layer (one module call: a reused module has one
 /// record per call index).
 struct RecordInfo {
-  std::string key;                 ///< "fc2", "layer1.0.relu#1", "<root>" (`path_address`)
-  std::string path;                ///< "layer1.0.relu"
-  std::string class_name;          ///< "ReLU"
-  std::string label;               ///< "3-4" (as of the latest forward that recorded it)
+  std::string key;         ///< "fc2", "layer1.0.relu#1", "<root>" (`path_address`)
+  std::string path;        ///< "layer1.0.relu"
+  std::string class_name;  ///< "ReLU"
+  std::string label;       ///< "3-4" (as of the latest forward that recorded it)
   std::uint32_t call_index = 0;
   std::int64_t depth = 0;
   std::int64_t depth_index = 0;
-  std::size_t position = 0;        ///< place among the calls below the root
+  std::size_t position = 0;  ///< place among the calls below the root
   CallFacts facts() const {
     return CallFacts{path, class_name, call_index, depth, depth_index, position, nullptr, NodeId{}};
   }
@@ -161,19 +167,21 @@ class CaptureCore : public CallHooks, public std::enable_shared_from_this<Captur
       for (std::size_t i = 0; i < record_count(); ++i) keys.push_back(info(i).key);
       const std::string spelled = to_string(a);
       if (keys.empty())
-        throw UnknownLayer(spelled, "nothing has been recorded yet (" + std::string(to_string(what_)) + ")", {});
+        throw UnknownLayer(
+            spelled, "nothing has been recorded yet (" + std::string(to_string(what_)) + ")", {});
       if (std::holds_alternative<recorder::address::Predicate>(a.selector()))
-        throw UnknownLayer(spelled, "look recorded layers up by label, path, class or index", std::move(keys),
-                           "recorded");
+        throw UnknownLayer(spelled, "look recorded layers up by label, path, class or index",
+                           std::move(keys), "recorded");
       throw UnknownLayer(spelled, "no recorded layer has this address",
-                         recorder::detail::address::nearest(spelled, std::move(keys),
-                                                            recorder::detail::address::suggestion_limit),
+                         recorder::detail::address::nearest(
+                             spelled, std::move(keys), recorder::detail::address::suggestion_limit),
                          "recorded");
     }
     // A bare path of a module called several times: one record per call, each named by its key.
     std::vector<std::string> keys;
     for (std::size_t i : found) keys.push_back(info(i).key);
-    throw AmbiguousLayer(recorder::detail::address::ambiguity_message(a, "recorded layers", keys), {});
+    throw AmbiguousLayer(recorder::detail::address::ambiguity_message(a, "recorded layers", keys),
+                         {});
   }
 
   // ---- CallHooks ----------------------------------------------------------------------
@@ -346,7 +354,8 @@ class CaptureCore : public CallHooks, public std::enable_shared_from_this<Captur
   }
 
   at::Tensor cut(const at::Tensor& x) const {
-    if (data_ == KeptData::sample && x.defined() && x.dim() > 0 && x.size(0) > 0) return x.narrow(0, 0, 1);
+    if (data_ == KeptData::sample && x.defined() && x.dim() > 0 && x.size(0) > 0)
+      return x.narrow(0, 0, 1);
     return x;
   }
 
@@ -360,10 +369,11 @@ class CaptureCore : public CallHooks, public std::enable_shared_from_this<Captur
       update(rec, i, cut(x));
     } catch (...) {
       const RecordInfo& r = info(rec);
-      throw CaptureError(r.key, "recorder: recording " + std::string(to_string(what_)) + " of layer '" +
-                                    r.key + "' (" + r.class_name + ", " + r.label + ") with reduce::" +
-                                    std::string(reduction_name_) + " failed at tensor " +
-                                    std::to_string(i) + ": " + current_exception_message());
+      throw CaptureError(r.key, "recorder: recording " + std::string(to_string(what_)) +
+                                    " of layer '" + r.key + "' (" + r.class_name + ", " + r.label +
+                                    ") with reduce::" + std::string(reduction_name_) +
+                                    " failed at tensor " + std::to_string(i) + ": " +
+                                    current_exception_message());
     }
   }
 
@@ -382,7 +392,8 @@ class CaptureCore : public CallHooks, public std::enable_shared_from_this<Captur
     }
   }
 
-  void on_gradient(const std::string& path, std::uint32_t call_index, std::size_t i, const at::Tensor& grad) {
+  void on_gradient(const std::string& path, std::uint32_t call_index, std::size_t i,
+                   const at::Tensor& grad) {
     std::lock_guard lock(mutex_);
     for (std::size_t rec = 0; rec < record_count(); ++rec) {
       const RecordInfo& r = info(rec);

@@ -43,7 +43,9 @@ namespace recorder {
 namespace detail {
 
 inline c10::IValue to_ivalue(const at::Tensor& t) { return t; }
-inline c10::IValue to_ivalue(const std::vector<at::Tensor>& ts) { return c10::List<at::Tensor>(ts); }
+inline c10::IValue to_ivalue(const std::vector<at::Tensor>& ts) {
+  return c10::List<at::Tensor>(ts);
+}
 inline c10::IValue to_ivalue(double v) { return v; }
 template <std::integral I>
 c10::IValue to_ivalue(I v) {
@@ -51,10 +53,14 @@ c10::IValue to_ivalue(I v) {
 }
 /// A result struct (`MomentsResult`, ...): a dict of its fields.
 template <class Result>
-  requires requires(const Result& r) { r.for_each_field([](std::string_view, const auto&) {}); }
+requires requires(const Result& r) {
+  r.for_each_field([](std::string_view, const auto&) {});
+}
 c10::IValue to_ivalue(const Result& r) {
   c10::impl::GenericDict d(c10::StringType::get(), c10::AnyType::get());
-  r.for_each_field([&d](std::string_view name, const auto& value) { d.insert(std::string(name), to_ivalue(value)); });
+  r.for_each_field([&d](std::string_view name, const auto& value) {
+    d.insert(std::string(name), to_ivalue(value));
+  });
   return d;
 }
 
@@ -71,7 +77,8 @@ std::vector<std::pair<std::string, c10::IValue>> recorded_items(const Acts& acts
       } catch (const std::out_of_range&) {
         continue;  // a tensor slot never filled (a gradient that did not arrive)
       }
-      items.emplace_back(rec->tensors() == 1 ? rec->key : rec->key + ':' + std::to_string(i), std::move(v));
+      items.emplace_back(rec->tensors() == 1 ? rec->key : rec->key + ':' + std::to_string(i),
+                         std::move(v));
     }
   }
   return items;
@@ -97,7 +104,8 @@ inline c10::IValue load_pickle(const std::filesystem::path& file) {
   try {
     return torch::jit::pickle_load(bytes);
   } catch (const c10::Error& e) {
-    throw FileError(file, "read", std::string("it is not a pickled value: ") + e.what_without_backtrace());
+    throw FileError(file, "read",
+                    std::string("it is not a pickled value: ") + e.what_without_backtrace());
   }
 }
 
@@ -105,7 +113,8 @@ inline c10::IValue load_pickle(const std::filesystem::path& file) {
 /// `.toGenericDict()`). Throws `FileError` when the file holds no string-keyed dict.
 inline std::map<std::string, c10::IValue> load_recording(const std::filesystem::path& file) {
   const c10::IValue v = load_pickle(file);
-  if (!v.isGenericDict()) throw FileError(file, "read", "it holds a " + std::string(v.tagKind()) + ", not a dict");
+  if (!v.isGenericDict())
+    throw FileError(file, "read", "it holds a " + std::string(v.tagKind()) + ", not a dict");
   std::map<std::string, c10::IValue> out;
   for (const auto& item : v.toGenericDict()) {
     if (!item.key().isString()) throw FileError(file, "read", "it is a dict with non-string keys");
@@ -132,12 +141,13 @@ void save(const record::Capture<W, R>& acts, const std::filesystem::path& file) 
 /// two keys that sanitize alike get `~2`, `~3` suffixes. Returns key -> file written.
 template <CapturePoint W, class R>
 std::map<std::string, std::filesystem::path> save_per_layer(const record::Capture<W, R>& acts,
-                                                           const std::filesystem::path& folder) {
+                                                            const std::filesystem::path& folder) {
   detail::check_parent_folder(folder, "create folder");
   std::error_code ec;
   std::filesystem::create_directory(folder, ec);
   if (ec || !std::filesystem::is_directory(folder))
-    throw FileError(folder, "create folder", ec ? ec.message() : std::generic_category().message(EEXIST));
+    throw FileError(folder, "create folder",
+                    ec ? ec.message() : std::generic_category().message(EEXIST));
   std::map<std::string, std::filesystem::path> written;
   std::set<std::string> used;
   for (auto& [key, value] : detail::recorded_items(acts)) {

@@ -24,17 +24,21 @@ inline FileError file_error(std::string_view what, const std::filesystem::path& 
 
 /// Throws `FileError` unless the folder `target` goes into exists and is a folder (`FileError`'s
 /// rule: writers never create a missing parent). Cheap: writers call it before their work.
-inline void check_parent_folder(const std::filesystem::path& target, std::string_view action = "write") {
+inline void check_parent_folder(const std::filesystem::path& target,
+                                std::string_view action = "write") {
   if (target.empty()) throw FileError(target, action, "the path is empty");
-  const std::filesystem::path folder = target.has_parent_path() ? target.parent_path() : std::filesystem::path(".");
+  const std::filesystem::path folder =
+      target.has_parent_path() ? target.parent_path() : std::filesystem::path(".");
   std::error_code ec;
   const std::filesystem::file_status st = std::filesystem::status(folder, ec);
   if (!std::filesystem::exists(st))
     throw FileError(target, action,
-                    std::generic_category().message(ENOENT) + " (folder '" + folder.string() + "' does not exist)");
+                    std::generic_category().message(ENOENT) + " (folder '" + folder.string() +
+                        "' does not exist)");
   if (!std::filesystem::is_directory(st))
-    throw FileError(target, action,
-                    std::generic_category().message(ENOTDIR) + " ('" + folder.string() + "' is not a folder)");
+    throw FileError(
+        target, action,
+        std::generic_category().message(ENOTDIR) + " ('" + folder.string() + "' is not a folder)");
 }
 
 /// Replaces (or creates) `path` with exactly `content`.

@@ -88,13 +88,27 @@ inline std::string html_escape(std::string_view s) {
   for (std::size_t i = 0; i < s.size();) {
     const char32_t cp = next_code_point(s, i);
     switch (cp) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      case '\n': out += "<BR/>"; break;
-      case '\t': out += ' '; break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      case '\n':
+        out += "<BR/>";
+        break;
+      case '\t':
+        out += ' ';
+        break;
       default:
         if (is_control(cp) || cp == replacement_char)
           out += "&#65533;";
@@ -115,10 +129,17 @@ inline std::string dot_quoted(std::string_view s) {
   for (std::size_t i = 0; i < s.size();) {
     const char32_t cp = next_code_point(s, i);
     switch (cp) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      default: append_utf8(out, is_control(cp) ? replacement_char : cp);
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      default:
+        append_utf8(out, is_control(cp) ? replacement_char : cp);
     }
   }
   out += '"';
@@ -136,13 +157,27 @@ inline std::string json_escape(std::string_view s) {
   for (std::size_t i = 0; i < s.size();) {
     const char32_t cp = next_code_point(s, i);
     switch (cp) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (cp < 0x20) {
           out += "\\u00";
@@ -170,10 +205,20 @@ inline std::string sanitize_filename(std::string_view s, std::size_t max_bytes =
     const char32_t cp = next_code_point(s, i);
     std::string piece;
     switch (cp) {
-      case '/': case '\\': case ':': case '*': case '?': case '"': case '<': case '>': case '|':
+      case '/':
+      case '\\':
+      case ':':
+      case '*':
+      case '?':
+      case '"':
+      case '<':
+      case '>':
+      case '|':
         piece = "_";
         break;
-      case '.': piece = leading ? "_" : "."; break;
+      case '.':
+        piece = leading ? "_" : ".";
+        break;
       default:
         if (is_control(cp) || cp == replacement_char)
           piece = "_";

@@ -33,7 +33,8 @@ inline bool on_path(std::string_view program) {
   while (!rest.empty()) {
     const auto colon = rest.find(':');
     const std::string dir(rest.substr(0, colon));
-    if (!dir.empty() && ::access((dir + "/" + std::string(program)).c_str(), X_OK) == 0) return true;
+    if (!dir.empty() && ::access((dir + "/" + std::string(program)).c_str(), X_OK) == 0)
+      return true;
     if (colon == std::string_view::npos) break;
     rest.remove_prefix(colon + 1);
   }
@@ -133,8 +134,9 @@ inline std::string seconds_text(std::chrono::milliseconds d) {
 /// `ProgramFailed` when it exits with a non-zero status (the message includes its stderr),
 /// and `ProgramTimedOut` when `timeout` is positive and the program runs longer: it is then
 /// killed (SIGKILL) and reaped before the exception leaves.
-inline std::string run_program(const std::vector<std::string>& argv, std::string_view input,
-                               std::chrono::milliseconds timeout = std::chrono::milliseconds::zero()) {
+inline std::string run_program(
+    const std::vector<std::string>& argv, std::string_view input,
+    std::chrono::milliseconds timeout = std::chrono::milliseconds::zero()) {
   if (argv.empty()) throw std::invalid_argument("recorder::detail::run_program: empty argv");
   const auto sys_error = [&](std::string_view what, int err) {
     return std::runtime_error("recorder: " + std::string(what) + " '" + argv[0] +
@@ -159,7 +161,8 @@ inline std::string run_program(const std::vector<std::string>& argv, std::string
   pid_t pid = 0;
   const int rc = ::posix_spawnp(&pid, argv[0].c_str(), &actions, nullptr, args.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
-  if (rc == ENOENT) throw ProgramNotFound("recorder: the program '" + argv[0] + "' was not found on PATH");
+  if (rc == ENOENT)
+    throw ProgramNotFound("recorder: the program '" + argv[0] + "' was not found on PATH");
   if (rc != 0) throw sys_error("cannot start", rc);
   in_r.reset();
   out_w.reset();
@@ -177,7 +180,8 @@ inline std::string run_program(const std::vector<std::string>& argv, std::string
     if (input.empty()) in_w.reset();
     char buffer[65536];
     while (out_r.get() >= 0 || err_r.get() >= 0) {
-      pollfd fds[3] = {{in_w.get(), POLLOUT, 0}, {out_r.get(), POLLIN, 0}, {err_r.get(), POLLIN, 0}};
+      pollfd fds[3] = {
+          {in_w.get(), POLLOUT, 0}, {out_r.get(), POLLIN, 0}, {err_r.get(), POLLIN, 0}};
       int wait_ms = -1;
       if (limited) {
         const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - clock::now());

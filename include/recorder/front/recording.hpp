@@ -29,8 +29,9 @@ inline void warn_to_stderr(const std::string& message) { std::cerr << message <<
 
 /// How `Tracer::run` runs the forward.
 struct TraceOptions {
-  TrainMode mode = TrainMode::keep;  ///< `eval` is what torchview does; `keep` leaves the model as it is
-  bool no_grad = false;    ///< run under `torch::NoGradGuard` (no autograd graph is built)
+  TrainMode mode =
+      TrainMode::keep;   ///< `eval` is what torchview does; `keep` leaves the model as it is
+  bool no_grad = false;  ///< run under `torch::NoGradGuard` (no autograd graph is built)
   /// Where warnings go as they arise (a frozen TorchScript model traced without its modules,
   /// ...); every warning is also kept in `Trace::warnings`. Default: one line on stderr.
   std::function<void(const std::string&)> on_warning = warn_to_stderr;
@@ -72,7 +73,8 @@ class Recording {
   /// Adds the input node of tensor `t`, the `index`-th of `count` inputs ("input", or
   /// "input-0", "input-1", ... when there are several).
   NodeId input(const at::Tensor& t, std::size_t index, std::size_t count) {
-    return add_tensor_node(session_, NodeKind::input, t, {}, {}, 0, indexed_name("input", index, count));
+    return add_tensor_node(session_, NodeKind::input, t, {}, {}, 0,
+                           indexed_name("input", index, count));
   }
 
   /// Marks tensor `t`, recorded as node `source`, as the `index`-th of the model's `count`
@@ -108,7 +110,8 @@ class Recording {
         break;
       }
     }
-    t.model_name = t.root.valid() ? t.graph.module_of(t.root).class_name : std::move(facts.class_name);
+    t.model_name =
+        t.root.valid() ? t.graph.module_of(t.root).class_name : std::move(facts.class_name);
     t.total_params = facts.total_params;
     t.trainable_params = facts.trainable_params;
     t.warnings = std::move(facts.warnings);

@@ -86,8 +86,9 @@ struct Predicate {
 
 /// A predicate usable with `where`: callable as `bool(const Graph&, NodeId call)`.
 template <class F>
-concept layer_predicate = std::copy_constructible<std::decay_t<F>> &&
-                          std::predicate<const std::decay_t<F>&, const Graph&, NodeId>;
+concept layer_predicate =
+    std::copy_constructible<std::decay_t<F>> && std::predicate < const std::decay_t<F>
+&, const Graph&, NodeId > ;
 
 /// Selects module calls of a trace; see the table at the top of this header.
 ///
@@ -95,15 +96,15 @@ concept layer_predicate = std::copy_constructible<std::decay_t<F>> &&
 /// Example: `resolve(trace.graph, "layer1.0.conv1")`, `resolve_one(g, {3, 18})`.
 class LayerAddress {
  public:
-  using Selector =
-      std::variant<address::Label, address::Path, address::Class, address::Index, address::Predicate>;
+  using Selector = std::variant<address::Label, address::Path, address::Class, address::Index,
+                                address::Predicate>;
 
   /// The root call.
   LayerAddress() : selector_(address::Path{}) {}
 
   /// Parses `"2-3"` as a depth-index label, anything else as a path (`"layer1.0.relu#1"`).
   LayerAddress(std::string_view spelling) : selector_(parse(spelling)) {}  // NOLINT: implicit
-  LayerAddress(const char* spelling) : LayerAddress(std::string_view(spelling)) {}  // NOLINT
+  LayerAddress(const char* spelling) : LayerAddress(std::string_view(spelling)) {}         // NOLINT
   LayerAddress(const std::string& spelling) : LayerAddress(std::string_view(spelling)) {}  // NOLINT
 
   /// The depth-index label `depth-index`: `{2, 3}` is `"2-3"`.
@@ -145,7 +146,8 @@ class LayerAddress {
 
  private:
   static bool all_digits(std::string_view s) noexcept {
-    return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+    return !s.empty() &&
+           std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
   }
   static std::int64_t to_int(std::string_view s) noexcept {
     std::int64_t v = std::numeric_limits<std::int64_t>::max();  // too large: never matches
@@ -188,8 +190,8 @@ LayerAddress where(F&& pred, std::string description = "<predicate>") {
                 "bool(const recorder::Graph&, recorder::NodeId call), e.g. "
                 "where([](const Graph& g, NodeId c) { return g.module_of(c).leaf; })");
   if constexpr (layer_predicate<F>) {
-    return LayerAddress(address::Predicate{std::function<bool(const Graph&, NodeId)>(std::forward<F>(pred)),
-                                           std::move(description)});
+    return LayerAddress(address::Predicate{
+        std::function<bool(const Graph&, NodeId)>(std::forward<F>(pred)), std::move(description)});
   } else {
     return LayerAddress{};
   }
@@ -209,7 +211,8 @@ inline std::string to_string(const LayerAddress& a) {
       return std::to_string(l.depth) + '-' + std::to_string(l.index);
     }
     std::string operator()(const address::Path& p) const {
-      const bool looks_like_label = std::holds_alternative<address::Label>(LayerAddress::parse(p.path));
+      const bool looks_like_label =
+          std::holds_alternative<address::Label>(LayerAddress::parse(p.path));
       std::string s = p.path.empty() ? std::string("<root>") : p.path;
       if (looks_like_label || p.path == "<root>") {
         s = "by_path(\"" + p.path + "\"";
@@ -223,12 +226,16 @@ inline std::string to_string(const LayerAddress& a) {
     std::string operator()(const address::Index& i) const {
       return "by_index(" + std::to_string(i.index) + ')';
     }
-    std::string operator()(const address::Predicate& p) const { return "where(" + p.description + ')'; }
+    std::string operator()(const address::Predicate& p) const {
+      return "where(" + p.description + ')';
+    }
   };
   return std::visit(Visitor{}, a.selector());
 }
 
-inline std::ostream& operator<<(std::ostream& os, const LayerAddress& a) { return os << to_string(a); }
+inline std::ostream& operator<<(std::ostream& os, const LayerAddress& a) {
+  return os << to_string(a);
+}
 
 /// Thrown when an address matches no module call. `what()` names the address and lists the
 /// nearest valid addresses, also given by `suggestions()` (nearest first, deterministic). When
@@ -238,8 +245,9 @@ class UnknownLayer : public std::invalid_argument {
  public:
   UnknownLayer(std::string address, std::string reason, std::vector<std::string> suggestions,
                std::string_view suggestion_heading = "nearest")
-      : UnknownLayer(std::vector<Entry>{
-            Entry{std::move(address), std::move(reason), std::move(suggestions), std::string(suggestion_heading)}}) {}
+      : UnknownLayer(
+            std::vector<Entry>{Entry{std::move(address), std::move(reason), std::move(suggestions),
+                                     std::string(suggestion_heading)}}) {}
 
   /// Several unknown addresses as one error (`each` in selection order, at least one).
   explicit UnknownLayer(const std::vector<UnknownLayer>& each) : UnknownLayer(entries_of(each)) {}
@@ -255,7 +263,9 @@ class UnknownLayer : public std::invalid_argument {
   /// The address as `to_string` spells it (the first, when there are several).
   const std::string& address() const noexcept { return entries_->front().address; }
   /// Valid addresses near the unknown one (the first, when there are several).
-  const std::vector<std::string>& suggestions() const noexcept { return entries_->front().suggestions; }
+  const std::vector<std::string>& suggestions() const noexcept {
+    return entries_->front().suggestions;
+  }
   /// Every unknown address, in selection order.
   const std::vector<Entry>& unknown() const noexcept { return *entries_; }
 
@@ -266,7 +276,8 @@ class UnknownLayer : public std::invalid_argument {
 
   static std::vector<Entry> entries_of(const std::vector<UnknownLayer>& each) {
     std::vector<Entry> out;
-    for (const UnknownLayer& e : each) out.insert(out.end(), e.unknown().begin(), e.unknown().end());
+    for (const UnknownLayer& e : each)
+      out.insert(out.end(), e.unknown().begin(), e.unknown().end());
     return out;
   }
   /// "reason; nearest: a, b" for one entry.
@@ -274,12 +285,14 @@ class UnknownLayer : public std::invalid_argument {
     std::string s = e.reason;
     if (!e.suggestions.empty()) {
       s += "; " + e.heading + ": ";
-      for (std::size_t i = 0; i < e.suggestions.size(); ++i) s += (i != 0 ? ", " : "") + e.suggestions[i];
+      for (std::size_t i = 0; i < e.suggestions.size(); ++i)
+        s += (i != 0 ? ", " : "") + e.suggestions[i];
     }
     return s;
   }
   static std::string describe(const std::vector<Entry>& entries) {
-    if (entries.size() == 1) return "recorder: unknown layer '" + entries[0].address + "': " + explain(entries[0]);
+    if (entries.size() == 1)
+      return "recorder: unknown layer '" + entries[0].address + "': " + explain(entries[0]);
     std::string s = "recorder: " + std::to_string(entries.size()) + " unknown layers: ";
     for (std::size_t i = 0; i < entries.size(); ++i) {
       if (i != 0) s += i + 1 == entries.size() ? " and " : ", ";
@@ -294,7 +307,8 @@ class UnknownLayer : public std::invalid_argument {
 class AmbiguousLayer : public std::invalid_argument {
  public:
   AmbiguousLayer(const std::string& what, std::vector<NodeId> matches)
-      : std::invalid_argument(what), matches_(std::make_shared<const std::vector<NodeId>>(std::move(matches))) {}
+      : std::invalid_argument(what),
+        matches_(std::make_shared<const std::vector<NodeId>>(std::move(matches))) {}
 
   /// Every matching call, in call order.
   const std::vector<NodeId>& matches() const noexcept { return *matches_; }
@@ -336,8 +350,8 @@ inline std::size_t edit_distance(std::string_view a, std::string_view b) {
 }
 
 /// `candidates` sorted by edit distance to `target`, ties by name; duplicates dropped.
-inline std::vector<std::string> nearest(std::string_view target, std::vector<std::string> candidates,
-                                        std::size_t limit) {
+inline std::vector<std::string> nearest(std::string_view target,
+                                        std::vector<std::string> candidates, std::size_t limit) {
   std::sort(candidates.begin(), candidates.end());
   candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
   std::vector<std::pair<std::size_t, std::string>> scored;
@@ -346,13 +360,14 @@ inline std::vector<std::string> nearest(std::string_view target, std::vector<std
   std::stable_sort(scored.begin(), scored.end(),
                    [](const auto& x, const auto& y) { return x.first < y.first; });
   std::vector<std::string> out;
-  for (std::size_t i = 0; i < scored.size() && i < limit; ++i) out.push_back(std::move(scored[i].second));
+  for (std::size_t i = 0; i < scored.size() && i < limit; ++i)
+    out.push_back(std::move(scored[i].second));
   return out;
 }
 
 /// The up-to-`limit` indices in `valid` nearest `index` (ties: lower first), ascending.
-inline std::vector<std::int64_t> nearest_indices(std::vector<std::int64_t> valid, std::int64_t index,
-                                                 std::size_t limit) {
+inline std::vector<std::int64_t> nearest_indices(std::vector<std::int64_t> valid,
+                                                 std::int64_t index, std::size_t limit) {
   const auto dist = [index](std::int64_t v) {
     return v > index ? static_cast<std::uint64_t>(v) - static_cast<std::uint64_t>(index)
                      : static_cast<std::uint64_t>(index) - static_cast<std::uint64_t>(v);
@@ -383,25 +398,28 @@ inline constexpr std::size_t ambiguity_limit = 10;
 /// b", the first `ambiguity_limit` of `matches` listed.
 inline std::string ambiguity_message(const LayerAddress& a, std::string_view what,
                                      const std::vector<std::string>& matches) {
-  std::string s = "recorder: layer '" + to_string(a) + "' is ambiguous: " + std::to_string(matches.size()) +
-                  ' ' + std::string(what) + " match: ";
-  for (std::size_t i = 0; i < matches.size() && i < ambiguity_limit; ++i) s += (i != 0 ? ", " : "") + matches[i];
-  if (matches.size() > ambiguity_limit) s += ", and " + std::to_string(matches.size() - ambiguity_limit) + " more";
+  std::string s = "recorder: layer '" + to_string(a) +
+                  "' is ambiguous: " + std::to_string(matches.size()) + ' ' + std::string(what) +
+                  " match: ";
+  for (std::size_t i = 0; i < matches.size() && i < ambiguity_limit; ++i)
+    s += (i != 0 ? ", " : "") + matches[i];
+  if (matches.size() > ambiguity_limit)
+    s += ", and " + std::to_string(matches.size() - ambiguity_limit) + " more";
   return s;
 }
 
 // Why an address matched nothing, and the valid addresses near it: one `unknown` per selector.
 // What each selector matches is `recorder::matches`, alone.
 
-[[noreturn]] inline void unknown(const Graph& g, const recorder::address::Label& l, const std::string& spelled) {
+[[noreturn]] inline void unknown(const Graph& g, const recorder::address::Label& l,
+                                 const std::string& spelled) {
   std::vector<std::int64_t> depths;
   for (NodeId c : views::module_calls(g)) depths.push_back(g.node(c).depth);
   std::sort(depths.begin(), depths.end());
   depths.erase(std::unique(depths.begin(), depths.end()), depths.end());
   if (depths.empty()) throw UnknownLayer(spelled, "the trace has no module calls", {});
   const bool depth_known = std::binary_search(depths.begin(), depths.end(), l.depth);
-  const std::int64_t depth =
-      depth_known ? l.depth : nearest_indices(depths, l.depth, 1).front();
+  const std::int64_t depth = depth_known ? l.depth : nearest_indices(depths, l.depth, 1).front();
   std::vector<std::int64_t> indices;
   for (NodeId c : views::module_calls(g))
     if (g.node(c).depth == depth) indices.push_back(g.call(c).depth_index);
@@ -422,25 +440,30 @@ inline std::string ambiguity_message(const LayerAddress& a, std::string_view wha
   throw UnknownLayer(spelled, reason, std::move(labels));
 }
 
-[[noreturn]] inline void unknown(const Graph& g, const recorder::address::Path& p, const std::string& spelled) {
+[[noreturn]] inline void unknown(const Graph& g, const recorder::address::Path& p,
+                                 const std::string& spelled) {
   if (p.call) {
     std::vector<std::string> valid;
     for (NodeId c : views::module_calls(g))
       if (g.module_of(c).path == p.path) valid.push_back(path_address(g, c));
     if (!valid.empty()) {
       const std::string name = p.path.empty() ? std::string("<root>") : "'" + p.path + "'";
-      const std::string times = std::to_string(valid.size()) + (valid.size() == 1 ? " time" : " times");
-      throw UnknownLayer(spelled, "module " + name + " was called " + times, std::move(valid), "valid");
+      const std::string times =
+          std::to_string(valid.size()) + (valid.size() == 1 ? " time" : " times");
+      throw UnknownLayer(spelled, "module " + name + " was called " + times, std::move(valid),
+                         "valid");
     }
   }
   std::vector<std::string> paths;
   for (const ModuleInfo& m : g.modules())
     if (!m.path.empty() && m.calls > 0) paths.push_back(m.path);
-  const std::string reason = p.path.empty() ? "the trace has no root call" : "no module has this path";
+  const std::string reason =
+      p.path.empty() ? "the trace has no root call" : "no module has this path";
   throw UnknownLayer(spelled, reason, nearest(p.path, std::move(paths), suggestion_limit));
 }
 
-[[noreturn]] inline void unknown(const Graph& g, const recorder::address::Class& c, const std::string& spelled) {
+[[noreturn]] inline void unknown(const Graph& g, const recorder::address::Class& c,
+                                 const std::string& spelled) {
   std::vector<std::string> classes;
   for (const ModuleInfo& m : g.modules())
     if (m.calls > 0) classes.push_back(m.class_name);
@@ -449,7 +472,8 @@ inline std::string ambiguity_message(const LayerAddress& a, std::string_view wha
                      "classes present");
 }
 
-[[noreturn]] inline void unknown(const Graph& g, const recorder::address::Index&, const std::string& spelled) {
+[[noreturn]] inline void unknown(const Graph& g, const recorder::address::Index&,
+                                 const std::string& spelled) {
   std::size_t n = 0;
   for (NodeId c : views::module_calls(g)) n += g.node(c).parent.valid() ? 1 : 0;
   if (n == 0) throw UnknownLayer(spelled, "the trace has no module calls below the root", {});
@@ -460,7 +484,8 @@ inline std::string ambiguity_message(const LayerAddress& a, std::string_view wha
                      {last});
 }
 
-[[noreturn]] inline void unknown(const Graph&, const recorder::address::Predicate&, const std::string& spelled) {
+[[noreturn]] inline void unknown(const Graph&, const recorder::address::Predicate&,
+                                 const std::string& spelled) {
   throw UnknownLayer(spelled, "no module call satisfies the predicate", {});
 }
 
@@ -470,13 +495,13 @@ inline std::string ambiguity_message(const LayerAddress& a, std::string_view wha
 /// Filled by `facts_of` while recording (the call is known as it opens), or kept by a
 /// recording that outlives its trace (then `graph` is null and `where(...)` matches nothing).
 struct CallFacts {
-  std::string_view path;           ///< `ModuleInfo::path` ("" for the root)
-  std::string_view class_name;     ///< `ModuleInfo::class_name`
-  std::uint32_t call_index = 0;    ///< `CallData::call_index`
-  std::int64_t depth = 0;          ///< the call node's depth (0 for the root)
-  std::int64_t depth_index = 0;    ///< `CallData::depth_index`
-  std::size_t position = 0;        ///< place among the calls below the root (`by_index`)
-  const Graph* graph = nullptr;    ///< for `where(...)`; null when no graph is at hand
+  std::string_view path;         ///< `ModuleInfo::path` ("" for the root)
+  std::string_view class_name;   ///< `ModuleInfo::class_name`
+  std::uint32_t call_index = 0;  ///< `CallData::call_index`
+  std::int64_t depth = 0;        ///< the call node's depth (0 for the root)
+  std::int64_t depth_index = 0;  ///< `CallData::depth_index`
+  std::size_t position = 0;      ///< place among the calls below the root (`by_index`)
+  const Graph* graph = nullptr;  ///< for `where(...)`; null when no graph is at hand
   NodeId call{};
 };
 
@@ -485,8 +510,8 @@ struct CallFacts {
 inline CallFacts facts_of(const Graph& g, NodeId call, std::size_t position) {
   const ModuleInfo& m = g.module_of(call);
   const auto& c = g.call(call);
-  return CallFacts{m.path, m.class_name, c.call_index, g.node(call).depth, c.depth_index,
-                   position, &g, call};
+  return CallFacts{m.path,        m.class_name, c.call_index, g.node(call).depth,
+                   c.depth_index, position,     &g,           call};
 }
 
 /// True when address `a` selects the call described by `f` (what `resolve` would return it
@@ -520,7 +545,8 @@ inline std::vector<NodeId> resolve(const Graph& g, const LayerAddress& a) {
     if (matches(a, facts_of(g, c, below_root ? position++ : 0))) found.push_back(c);
   }
   if (found.empty())
-    std::visit([&](const auto& sel) { detail::address::unknown(g, sel, to_string(a)); }, a.selector());
+    std::visit([&](const auto& sel) { detail::address::unknown(g, sel, to_string(a)); },
+               a.selector());
   return found;
 }
 

@@ -50,14 +50,14 @@ struct ParamInfo {
 
 /// A distinct module object, shared by all of its calls.
 struct ModuleInfo {
-  std::string path{};      ///< registered path from the root: "layer1.0.conv1"; "" for the root
-  std::string name{};      ///< last path component ("conv1"); the class name for the root
+  std::string path{};        ///< registered path from the root: "layer1.0.conv1"; "" for the root
+  std::string name{};        ///< last path component ("conv1"); the class name for the root
   std::string class_name{};  ///< "Conv2d", "BasicBlock", ...
-  std::vector<ParamInfo> params{};     ///< parameters registered directly on this module
-  std::uint64_t param_count = 0;       ///< all parameters below it (recursive), each counted once
-  std::uint64_t trainable_count = 0;   ///< the trainable part of `param_count`
-  bool leaf = true;                    ///< ran as a libtorch forward (no traced inner ops)
-  std::uint32_t calls = 0;             ///< how many times it was called in this trace
+  std::vector<ParamInfo> params{};    ///< parameters registered directly on this module
+  std::uint64_t param_count = 0;      ///< all parameters below it (recursive), each counted once
+  std::uint64_t trainable_count = 0;  ///< the trainable part of `param_count`
+  bool leaf = true;                   ///< ran as a libtorch forward (no traced inner ops)
+  std::uint32_t calls = 0;            ///< how many times it was called in this trace
   /// Hyper-parameters worth showing, as display strings in torchinfo's spelling:
   /// `{"kernel_size", "[3, 3]"}`, `{"groups", "1"}`; empty for most modules.
   std::vector<std::pair<std::string, std::string>> attributes{};
@@ -81,8 +81,8 @@ class Graph {
  public:
   struct Node {
     NodeKind kind = NodeKind::tensor;
-    bool inplace = false;     ///< function: an in-place op (`add_`, `relu_`)
-    bool failed = false;      ///< module call: did not complete (an exception left it)
+    bool inplace = false;  ///< function: an in-place op (`add_`, `relu_`)
+    bool failed = false;   ///< module call: did not complete (an exception left it)
     /// module call: not seen directly but inferred from the parameters its ops used (inside a
     /// plain C++ module observed with `record::AtenOps`)
     bool inferred = false;
@@ -106,10 +106,10 @@ class Graph {
 
   struct CallData {
     ModuleId module;
-    std::uint32_t call_index = 0;    ///< 0 for the first call of this module, 1 for the next...
-    std::uint32_t depth_index = 0;   ///< torchinfo's running index at this depth (1-based)
-    std::vector<NodeId> inputs;      ///< tensor nodes passed in
-    std::vector<NodeId> outputs;     ///< tensor nodes returned (empty while running or failed)
+    std::uint32_t call_index = 0;   ///< 0 for the first call of this module, 1 for the next...
+    std::uint32_t depth_index = 0;  ///< torchinfo's running index at this depth (1-based)
+    std::vector<NodeId> inputs;     ///< tensor nodes passed in
+    std::vector<NodeId> outputs;    ///< tensor nodes returned (empty while running or failed)
   };
 
   Graph() : strings_(std::make_shared<std::deque<std::string>>()) {}
@@ -153,8 +153,8 @@ class Graph {
   NodeId add_function(std::string_view op, NodeId parent, std::uint16_t depth,
                       bool inplace = false) {
     functions_.push_back(FunctionData{op});
-    NodeId id = push(NodeKind::function, parent, depth,
-                     static_cast<std::uint32_t>(functions_.size() - 1));
+    NodeId id =
+        push(NodeKind::function, parent, depth, static_cast<std::uint32_t>(functions_.size() - 1));
     nodes_.back().inplace = inplace;
     return id;
   }
@@ -190,7 +190,8 @@ class Graph {
   }
   void set_failed(NodeId id, bool failed = true) { nodes_.at(id.value).failed = failed; }
   void set_inferred(NodeId call) {
-    if (kind(call) != NodeKind::module) throw std::invalid_argument("recorder::Graph: not a module call");
+    if (kind(call) != NodeKind::module)
+      throw std::invalid_argument("recorder::Graph: not a module call");
     nodes_[call.value].inferred = true;
   }
   /// Adds tensor node `input` to the inputs of module call `call` (found after it opened).
@@ -199,9 +200,11 @@ class Graph {
   /// call it turned out not to belong to), one level below it.
   void move_node(NodeId id, NodeId parent) {
     Node& n = nodes_.at(id.value);
-    if (n.kind == NodeKind::module) throw std::invalid_argument("recorder::Graph: module calls do not move");
+    if (n.kind == NodeKind::module)
+      throw std::invalid_argument("recorder::Graph: module calls do not move");
     n.parent = parent;
-    n.depth = parent.valid() ? static_cast<std::uint16_t>(node(parent).depth + 1) : std::uint16_t{1};
+    n.depth =
+        parent.valid() ? static_cast<std::uint16_t>(node(parent).depth + 1) : std::uint16_t{1};
   }
   void set_leaf(ModuleId m, bool leaf) { modules_.at(m.value).leaf = leaf; }
   /// Adds a display attribute to module `m` (`{"kernel_size", "3"}`), learnt while it ran.
@@ -253,7 +256,8 @@ class Graph {
   }
   const CallData& call(NodeId id) const {
     const Node& n = node(id);
-    if (n.kind != NodeKind::module) throw std::invalid_argument("recorder::Graph: not a module call");
+    if (n.kind != NodeKind::module)
+      throw std::invalid_argument("recorder::Graph: not a module call");
     return calls_[n.data];
   }
   /// The module object behind a module call node.
@@ -263,9 +267,12 @@ class Graph {
   std::string_view label(NodeId id) const {
     const Node& n = node(id);
     switch (n.kind) {
-      case NodeKind::function: return functions_[n.data].op;
-      case NodeKind::module: return modules_[calls_[n.data].module.value].class_name;
-      default: return to_string(n.kind);
+      case NodeKind::function:
+        return functions_[n.data].op;
+      case NodeKind::module:
+        return modules_[calls_[n.data].module.value].class_name;
+      default:
+        return to_string(n.kind);
     }
   }
 
@@ -288,7 +295,8 @@ class Graph {
   }
   CallData& call_data_mut(NodeId id) {
     const Node& n = node(id);
-    if (n.kind != NodeKind::module) throw std::invalid_argument("recorder::Graph: not a module call");
+    if (n.kind != NodeKind::module)
+      throw std::invalid_argument("recorder::Graph: not a module call");
     return calls_[n.data];
   }
 

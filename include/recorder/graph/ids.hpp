@@ -49,13 +49,20 @@ inline constexpr int node_kind_count = 7;
 /// The lower-case name of a kind: "input", "output", "tensor", ...
 constexpr std::string_view to_string(NodeKind k) noexcept {
   switch (k) {
-    case NodeKind::input: return "input";
-    case NodeKind::output: return "output";
-    case NodeKind::tensor: return "tensor";
-    case NodeKind::constant: return "constant";
-    case NodeKind::parameter: return "parameter";
-    case NodeKind::function: return "function";
-    case NodeKind::module: return "module";
+    case NodeKind::input:
+      return "input";
+    case NodeKind::output:
+      return "output";
+    case NodeKind::tensor:
+      return "tensor";
+    case NodeKind::constant:
+      return "constant";
+    case NodeKind::parameter:
+      return "parameter";
+    case NodeKind::function:
+      return "function";
+    case NodeKind::module:
+      return "module";
   }
   return "unknown";
 }

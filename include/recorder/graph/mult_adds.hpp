@@ -134,8 +134,8 @@ inline std::uint64_t convolution(std::span<const Shape> in, Shape out, std::size
   const bool plain = channels(out, w) == w[0];
   const bool transposed = channels(x, w) == w[0];
   const std::uint64_t n = plain && transposed ? std::min(numel(x), numel(out))
-                          : transposed         ? numel(x)
-                                               : numel(out);
+                          : transposed        ? numel(x)
+                                              : numel(out);
   return n * per_element(w);
 }
 

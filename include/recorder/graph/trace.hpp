@@ -12,16 +12,16 @@ namespace recorder {
 
 /// Where and why a traced forward stopped.
 struct Failure {
-  std::string op{};           ///< the op that threw ("matmul"), or empty if it was a module's forward
-  std::string module_path{};  ///< path of the innermost module call that was running ("" = root)
-  std::string module_class{}; ///< its class
-  std::string message{};      ///< the original error message
+  std::string op{};  ///< the op that threw ("matmul"), or empty if it was a module's forward
+  std::string module_path{};   ///< path of the innermost module call that was running ("" = root)
+  std::string module_class{};  ///< its class
+  std::string message{};       ///< the original error message
 };
 
 /// The result of tracing one forward pass. Renderable whether or not the forward completed.
 struct Trace {
   Graph graph;
-  std::string model_name{};              ///< the root module's class name
+  std::string model_name{};            ///< the root module's class name
   NodeId root;                         ///< the root module call
   std::uint64_t total_params = 0;      ///< every parameter of the model, shared ones once
   std::uint64_t trainable_params = 0;  ///< the part that requires grad

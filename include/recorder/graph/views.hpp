@@ -36,14 +36,14 @@ inline auto calls_of_class(const Graph& g, std::string_view class_name) {
 
 /// Function nodes with op name `op`, in call order.
 inline auto functions_named(const Graph& g, std::string_view op) {
-  return of_kind(g, NodeKind::function) | ranges::views::filter([&g, op](NodeId id) {
-           return g.function(id).op == op;
-         });
+  return of_kind(g, NodeKind::function) |
+         ranges::views::filter([&g, op](NodeId id) { return g.function(id).op == op; });
 }
 
 /// Nodes recorded directly inside module call `call`.
 inline auto children(const Graph& g, NodeId call) {
-  return nodes(g) | ranges::views::filter([&g, call](NodeId id) { return g.node(id).parent == call; });
+  return nodes(g) |
+         ranges::views::filter([&g, call](NodeId id) { return g.node(id).parent == call; });
 }
 
 /// Sources of the edges that end at `id`, in execution order.

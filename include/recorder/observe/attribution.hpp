@@ -32,12 +32,12 @@ namespace recorder::detail {
 /// The submodules of a plain C++ module that its ops can be attributed to.
 struct Submodules {
   struct Entry {
-    int parent = -1;              ///< the enclosing entry; -1 when directly below the module
-    bool callable = true;         ///< false for containers never called (`ModuleList`)
-    bool leaf = true;             ///< it holds no submodules
-    const void* object = nullptr; ///< the module object, for `register_module`
+    int parent = -1;               ///< the enclosing entry; -1 when directly below the module
+    bool callable = true;          ///< false for containers never called (`ModuleList`)
+    bool leaf = true;              ///< it holds no submodules
+    const void* object = nullptr;  ///< the module object, for `register_module`
   };
-  std::vector<Entry> entries;     ///< in `named_modules()` order (parents first)
+  std::vector<Entry> entries;  ///< in `named_modules()` order (parents first)
   /// Parameter (by TensorImpl) -> the entry that registers it (the first, for tied ones).
   ska::flat_hash_map<const c10::TensorImpl*, int> owner;
   /// Registers module `object` in the session, its path found from the innermost open call.
@@ -61,7 +61,8 @@ class Attribution {
     }
     attributed_ = target != -2;
     if (!attributed_) {
-      if (!open_.empty() && !pending_from_.valid()) pending_from_ = NodeId{static_cast<std::uint32_t>(s_.graph.size())};
+      if (!open_.empty() && !pending_from_.valid())
+        pending_from_ = NodeId{static_cast<std::uint32_t>(s_.graph.size())};
       return;
     }
     // The calls from below the observed module down to `target`, skipping containers.
@@ -93,7 +94,8 @@ class Attribution {
         const NodeId producer = s_.graph.tensor(in).producer;
         if (producer.valid() && s_.graph.within(producer, f.call)) continue;
         const auto& known = s_.graph.call(f.call).inputs;
-        if (std::find(known.begin(), known.end(), in) == known.end()) s_.graph.add_call_input(f.call, in);
+        if (std::find(known.begin(), known.end(), in) == known.end())
+          s_.graph.add_call_input(f.call, in);
       }
     }
   }

@@ -69,7 +69,8 @@ class OpTable {
       info.has_schema = true;
       info.arguments = static_cast<std::uint32_t>(schema->arguments().size());
       for (std::size_t i = 0; i < schema->arguments().size(); ++i)
-        if (schema->arguments()[i].name() == "kernel_size") info.kernel_size = static_cast<std::int32_t>(i);
+        if (schema->arguments()[i].name() == "kernel_size")
+          info.kernel_size = static_cast<std::int32_t>(i);
       info.returns = static_cast<std::uint32_t>(schema->returns().size());
       info.tensor_returns = false;
       for (const c10::Argument& r : schema->returns()) {
@@ -168,11 +169,13 @@ struct OpRecorder {
   /// comes out. Returns the function node (or an invalid id).
   NodeId record(std::string_view name, bool inplace, c10::ArrayRef<const c10::IValue> outputs) {
     bool any = false;
-    for (const c10::IValue& v : outputs) for_each_tensor(v, [&any](const at::Tensor&) { any = true; });
+    for (const c10::IValue& v : outputs)
+      for_each_tensor(v, [&any](const at::Tensor&) { any = true; });
     if (!any) return {};
     const NodeId node = record_function(*session, name, inputs, inplace);
     for (const c10::IValue& v : outputs)
-      for_each_tensor(v, [&](const at::Tensor& t) { nodes.set(t, record_output(*session, node, t)); });
+      for_each_tensor(v,
+                      [&](const at::Tensor& t) { nodes.set(t, record_output(*session, node, t)); });
     return node;
   }
 };
@@ -184,11 +187,11 @@ struct OpRecorder {
 /// one are the caller's to skip (`depth`).
 struct ObservedOps : OpRecorder {
   OpTable* table = nullptr;
-  int depth = 0;                  ///< nesting of the events being observed
-  const OpInfo* op = nullptr;     ///< the outermost op in flight, or null
-  bool recording = false;         ///< `op` is recorded (else only watched for a failure)
-  int uncaught = 0;               ///< `std::uncaught_exceptions()` when it started
-  std::string failed_op;          ///< the first outermost op that threw, if any
+  int depth = 0;               ///< nesting of the events being observed
+  const OpInfo* op = nullptr;  ///< the outermost op in flight, or null
+  bool recording = false;      ///< `op` is recorded (else only watched for a failure)
+  int uncaught = 0;            ///< `std::uncaught_exceptions()` when it started
+  std::string failed_op;       ///< the first outermost op that threw, if any
   /// Interned names of the ops recorded in this session, by `OpInfo`.
   std::unordered_map<const OpInfo*, std::string_view> names;
 
@@ -220,8 +223,9 @@ struct ObservedOps : OpRecorder {
     }
     if (!recording) return {};
     const std::vector<c10::IValue>& all = fn.outputs();
-    return record(name_of(*info), info->inplace,
-                  own_values(c10::ArrayRef<const c10::IValue>(all.data(), all.size()), *info, info->returns));
+    return record(
+        name_of(*info), info->inplace,
+        own_values(c10::ArrayRef<const c10::IValue>(all.data(), all.size()), *info, info->returns));
   }
 
   std::string_view name_of(const OpInfo& info) {

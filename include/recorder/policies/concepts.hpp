@@ -42,7 +42,9 @@ namespace recorder {
 
 /// Part of `recording_policy`: the type opted in with `using recording_policy_tag = void;`.
 template <class P>
-concept tagged_recording_policy = requires { typename P::recording_policy_tag; };
+concept tagged_recording_policy = requires {
+  typename P::recording_policy_tag;
+};
 
 /// Part of `recording_policy`: `P::records_graph` is a compile-time bool.
 template <class P>

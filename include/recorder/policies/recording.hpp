@@ -52,42 +52,39 @@ template <recording_policy... Ps>
 struct All {
   using recording_policy_tag = void;
   static constexpr auto members = boost::hana::tuple_t<Ps...>;
-  static constexpr bool records_graph = boost::hana::any_of(members, [](auto t) {
-    return boost::hana::bool_c<decltype(t)::type::records_graph>;
-  });
+  static constexpr bool records_graph = boost::hana::any_of(
+      members, [](auto t) { return boost::hana::bool_c<decltype(t)::type::records_graph>; });
 
   static constexpr bool observes_ops = boost::hana::any_of(members, [](auto t) {
     using Q = typename decltype(t)::type;
-    if constexpr (requires { Q::observes_ops; }) return boost::hana::bool_c<Q::observes_ops>;
-    else return boost::hana::false_c;
+    if constexpr (requires { Q::observes_ops; })
+      return boost::hana::bool_c<Q::observes_ops>;
+    else
+      return boost::hana::false_c;
   });
 
   static constexpr bool captures_calls = boost::hana::any_of(members, [](auto t) {
     using Q = typename decltype(t)::type;
-    if constexpr (requires { Q::captures_calls; }) return boost::hana::bool_c<Q::captures_calls>;
-    else return boost::hana::false_c;
+    if constexpr (requires { Q::captures_calls; })
+      return boost::hana::bool_c<Q::captures_calls>;
+    else
+      return boost::hana::false_c;
   });
 
   /// True when `Q` is one of the members.
   template <class Q>
-  static constexpr bool has = decltype(boost::hana::contains(members, boost::hana::type_c<Q>))::value;
+  static constexpr bool has =
+      decltype(boost::hana::contains(members, boost::hana::type_c<Q>))::value;
 
   All() = default;
-  explicit All(Ps... ps)
-    requires(sizeof...(Ps) > 0)
-      : values(std::move(ps)...) {}
+  explicit All(Ps... ps) requires(sizeof...(Ps) > 0) : values(std::move(ps)...) {}
 
   /// The member of type `Q`.
   template <class Q>
-    requires has<Q>
-  Q& get() noexcept {
-    return std::get<Q>(values);
-  }
+  requires has<Q> Q& get() noexcept { return std::get<Q>(values); }
   template <class Q>
-    requires has<Q>
-  const Q& get() const noexcept {
-    return std::get<Q>(values);
-  }
+  requires has<Q>
+  const Q& get() const noexcept { return std::get<Q>(values); }
 
   std::tuple<Ps...> values{};
 };
@@ -111,16 +108,20 @@ struct combine<P> {
 /// True when policy `P` records the aten ops inside leaf modules.
 template <class P>
 inline constexpr bool observes_ops = [] {
-  if constexpr (requires { P::observes_ops; }) return static_cast<bool>(P::observes_ops);
-  else return false;
+  if constexpr (requires { P::observes_ops; })
+    return static_cast<bool>(P::observes_ops);
+  else
+    return false;
 }();
 
 /// True when policy `P` watches module calls (activations, gradients): the adapters then call
 /// the session's `CallHooks`.
 template <class P>
 inline constexpr bool captures_calls = [] {
-  if constexpr (requires { P::captures_calls; }) return static_cast<bool>(P::captures_calls);
-  else return false;
+  if constexpr (requires { P::captures_calls; })
+    return static_cast<bool>(P::captures_calls);
+  else
+    return false;
 }();
 
 /// Calls `f(member)` for each member of policy `p` (an `All`), or `f(p)` for a single policy.

@@ -14,10 +14,10 @@ namespace recorder {
 /// Part of `render_backend`: `b.render(trace, options, os)` on a `const B` writes the picture
 /// of `trace` to `os` (a static function, or a const member when the backend has settings).
 template <class B>
-concept has_render_function =
-    requires(const B& b, const Trace& trace, const RenderOptions& options, std::ostream& os) {
-      b.render(trace, options, os);
-    };
+concept has_render_function = requires(const B& b, const Trace& trace, const RenderOptions& options,
+                                       std::ostream& os) {
+  b.render(trace, options, os);
+};
 
 /// Part of `render_backend`: `B::extension` is a static string such as `".dot"`.
 template <class B>
@@ -87,9 +87,9 @@ consteval bool check_render_backend() {
 /// The optional hook of `render_backend`: `b.render_to(trace, options, out)` appends the
 /// document to a `std::string`.
 template <class B>
-concept has_string_render =
-    requires(const B& b, const Trace& trace, const RenderOptions& options, std::string& out) {
-      b.render_to(trace, options, out);
-    };
+concept has_string_render = requires(const B& b, const Trace& trace, const RenderOptions& options,
+                                     std::string& out) {
+  b.render_to(trace, options, out);
+};
 
 }  // namespace recorder

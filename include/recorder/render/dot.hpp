@@ -26,8 +26,8 @@ namespace detail {
 /// `0.5`), else double-quoted and escaped (`"#ff0000"`).
 inline std::string dot_value(std::string_view v) {
   const bool plain = !v.empty() && std::all_of(v.begin(), v.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '_' || c == '.';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '.';
   });
   return plain ? std::string(v) : dot_quoted(v);
 }
@@ -71,7 +71,8 @@ inline void write_dot_node(const Graph& g, const RenderOptions& options, const V
     append(out, "<TR><TD>", title, "</TD></TR>\n");
     if (params) {
       line();
-      append(out, "<TR><TD>params: ", with_thousands(g.module_of(v.node).param_count), "</TD></TR>\n");
+      append(out, "<TR><TD>params: ", with_thousands(g.module_of(v.node).param_count),
+             "</TD></TR>\n");
     }
   } else if (is_tensor_kind(v.kind)) {
     line();
@@ -80,7 +81,8 @@ inline void write_dot_node(const Graph& g, const RenderOptions& options, const V
     out += "</TD></TR>\n";
   } else {
     line();
-    append(out, "<TR><TD ROWSPAN=\"2\">", title, "</TD><TD COLSPAN=\"2\">input:</TD><TD COLSPAN=\"2\">");
+    append(out, "<TR><TD ROWSPAN=\"2\">", title,
+           "</TD><TD COLSPAN=\"2\">input:</TD><TD COLSPAN=\"2\">");
     append_shapes(out, g, v.inputs);
     out += "</TD></TR>\n";
     line();
@@ -114,8 +116,9 @@ inline void write_dot(const Trace& trace, const RenderOptions& options, const Vi
   out += "\tgraph [ordering=in rankdir=";
   out += to_string(options.direction);
   out += "]\n";
-  out += "\tnode [align=left fontname=\"Linux libertine\" fontsize=10 height=0.2 margin=0 "
-         "ranksep=0.1 shape=plaintext style=filled]\n";
+  out +=
+      "\tnode [align=left fontname=\"Linux libertine\" fontsize=10 height=0.2 margin=0 "
+      "ranksep=0.1 shape=plaintext style=filled]\n";
   out += "\tedge [fontsize=10]\n";
 
   const auto tabs = [](std::size_t level) { return std::string(level + 1, '\t'); };
@@ -146,14 +149,16 @@ inline void write_dot(const Trace& trace, const RenderOptions& options, const Vi
       append_int(out, e.from);
       out += " -> n";
       append_int(out, e.to);
-      if (style.color.empty() && style.extra.empty() && copies == 1 && (e.count == 1 || !options.roll)) {
+      if (style.color.empty() && style.extra.empty() && copies == 1 &&
+          (e.count == 1 || !options.roll)) {
         out += '\n';  // the common case: no attributes
         continue;
       }
       std::string attrs;
       const std::string label = edge_label(e, k, options);
       if (!label.empty()) attrs += "label=" + dot_quoted(label);
-      if (!style.color.empty()) attrs += (attrs.empty() ? "" : " ") + ("color=" + dot_value(style.color));
+      if (!style.color.empty())
+        attrs += (attrs.empty() ? "" : " ") + ("color=" + dot_value(style.color));
       if (!style.extra.empty()) attrs += (attrs.empty() ? "" : " ") + style.extra;
       if (!attrs.empty()) out += " [" + attrs + "]";
       out += '\n';

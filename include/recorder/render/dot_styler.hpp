@@ -29,17 +29,17 @@ struct EdgeStyle {
 
 /// Part of `dot_styler`: `S::node_style(trace, visible, i)` styles visible node `i`.
 template <class S>
-concept has_node_style =
-    requires(const Trace& trace, const VisibleGraph& visible, std::uint32_t node_index) {
-      { S::node_style(trace, visible, node_index) } -> std::convertible_to<NodeStyle>;
-    };
+concept has_node_style = requires(const Trace& trace, const VisibleGraph& visible,
+                                  std::uint32_t node_index) {
+  { S::node_style(trace, visible, node_index) } -> std::convertible_to<NodeStyle>;
+};
 
 /// Part of `dot_styler`: `S::edge_style(trace, visible, edge)` styles one visible edge.
 template <class S>
-concept has_edge_style =
-    requires(const Trace& trace, const VisibleGraph& visible, const VisibleEdge& edge) {
-      { S::edge_style(trace, visible, edge) } -> std::convertible_to<EdgeStyle>;
-    };
+concept has_edge_style = requires(const Trace& trace, const VisibleGraph& visible,
+                                  const VisibleEdge& edge) {
+  { S::edge_style(trace, visible, edge) } -> std::convertible_to<EdgeStyle>;
+};
 
 /// How `backend::BasicDot<S>` colours a picture (torchrecorder's `GraphvizStyler`).
 ///

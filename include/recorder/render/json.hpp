@@ -231,7 +231,8 @@ inline void write_json(const Trace& trace, std::string& out) {
 
   w.key("edges");
   w.begin_array();
-  for (const Edge& e : g.edges()) w.inline_numbers(std::vector<std::uint32_t>{e.from.value, e.to.value});
+  for (const Edge& e : g.edges())
+    w.inline_numbers(std::vector<std::uint32_t>{e.from.value, e.to.value});
   w.end_array();
   w.end_object();
   out += '\n';
@@ -378,8 +379,7 @@ struct Json {
   /// Writes the JSON document of `trace` to `os`; `options` are ignored.
   static void render(const Trace& trace, const RenderOptions& options, std::ostream& os) {
     static_cast<void>(options);
-    detail::write_through_string(
-        os, [&](std::string& text) { detail::write_json(trace, text); });
+    detail::write_through_string(os, [&](std::string& text) { detail::write_json(trace, text); });
   }
 };
 

@@ -45,13 +45,19 @@ constexpr const KindColors& house_colors(NodeKind k) noexcept {
 /// one), `constant-tensor`, ...; empty for the op kinds.
 constexpr std::string_view tensor_role(NodeKind k) noexcept {
   switch (k) {
-    case NodeKind::input: return "input-tensor";
-    case NodeKind::output: return "output-tensor";
-    case NodeKind::tensor: return "hidden-tensor";
-    case NodeKind::constant: return "constant-tensor";
-    case NodeKind::parameter: return "parameter-tensor";
+    case NodeKind::input:
+      return "input-tensor";
+    case NodeKind::output:
+      return "output-tensor";
+    case NodeKind::tensor:
+      return "hidden-tensor";
+    case NodeKind::constant:
+      return "constant-tensor";
+    case NodeKind::parameter:
+      return "parameter-tensor";
     case NodeKind::function:
-    case NodeKind::module: break;
+    case NodeKind::module:
+      break;
   }
   return {};
 }

@@ -33,15 +33,32 @@ inline std::string mermaid_escape(std::string_view s) {
   for (std::size_t i = 0; i < s.size();) {
     const char32_t cp = next_code_point(s, i);
     switch (cp) {
-      case '"': out += "#quot;"; break;
-      case '<': out += "#lt;"; break;
-      case '>': out += "#gt;"; break;
-      case '&': out += "#amp;"; break;
-      case '#': out += "#35;"; break;
-      case '`': out += "#96;"; break;
-      case '\n': out += "<br>"; break;
-      case '\t': out += ' '; break;
-      default: append_utf8(out, is_control(cp) ? replacement_char : cp);
+      case '"':
+        out += "#quot;";
+        break;
+      case '<':
+        out += "#lt;";
+        break;
+      case '>':
+        out += "#gt;";
+        break;
+      case '&':
+        out += "#amp;";
+        break;
+      case '#':
+        out += "#35;";
+        break;
+      case '`':
+        out += "#96;";
+        break;
+      case '\n':
+        out += "<br>";
+        break;
+      case '\t':
+        out += ' ';
+        break;
+      default:
+        append_utf8(out, is_control(cp) ? replacement_char : cp);
     }
   }
   return out;
@@ -99,8 +116,8 @@ inline void write_mermaid(const Trace& trace, const RenderOptions& options, std:
   out += '\n';
 
   const auto write_node = [&](std::size_t i, const std::string& indent) {
-    out += indent + "n" + std::to_string(i) + "[\"" + mermaid_label(g, options, vg.nodes[i]) +
-           "\"]\n";
+    out +=
+        indent + "n" + std::to_string(i) + "[\"" + mermaid_label(g, options, vg.nodes[i]) + "\"]\n";
   };
   const auto tabs = [](std::size_t level) { return std::string(level + 1, '\t'); };
   walk_clusters(

@@ -45,10 +45,14 @@ struct RenderOptions {
 /// Graphviz's spelling of a direction: "TB", "LR", "BT" or "RL".
 constexpr const char* to_string(Direction d) noexcept {
   switch (d) {
-    case Direction::TB: return "TB";
-    case Direction::LR: return "LR";
-    case Direction::BT: return "BT";
-    case Direction::RL: return "RL";
+    case Direction::TB:
+      return "TB";
+    case Direction::LR:
+      return "LR";
+    case Direction::BT:
+      return "BT";
+    case Direction::RL:
+      return "RL";
   }
   return "TB";
 }

@@ -59,7 +59,8 @@ void render(const Trace& trace, const RenderOptions& options = {}, std::ostream&
 ///
 /// Example: `std::string json = recorder::render_to_string<recorder::backend::Json>(trace);`
 template <class B>
-std::string render_to_string(const Trace& trace, const RenderOptions& options = {}, const B& backend = B{}) {
+std::string render_to_string(const Trace& trace, const RenderOptions& options = {},
+                             const B& backend = B{}) {
   static_assert(check_render_backend<B>());
   if constexpr (has_string_render<B>) {
     std::string out;

@@ -33,13 +33,13 @@ struct SummaryRow {
 /// The numbers of a summary: its rows and its totals, before formatting.
 struct SummaryTable {
   std::vector<SummaryRow> rows{};
-  std::uint64_t total_params = 0;      ///< each parameter tensor once
+  std::uint64_t total_params = 0;  ///< each parameter tensor once
   std::uint64_t trainable_params = 0;
-  std::uint64_t total_mult_adds = 0;   ///< sum over every leaf call, reused ones each time
-  std::uint64_t functional_mult_adds = 0;  ///< see `SummaryOptions::functional_mult_adds`
-  std::uint64_t input_bytes = 0;       ///< the root's inputs, as Python's `sys.getsizeof`
+  std::uint64_t total_mult_adds = 0;         ///< sum over every leaf call, reused ones each time
+  std::uint64_t functional_mult_adds = 0;    ///< see `SummaryOptions::functional_mult_adds`
+  std::uint64_t input_bytes = 0;             ///< the root's inputs, as Python's `sys.getsizeof`
   std::uint64_t forward_backward_bytes = 0;  ///< outputs of leaf calls with parameters, x2
-  std::uint64_t param_bytes = 0;       ///< `total_params` x 4 (float32 parameters assumed)
+  std::uint64_t param_bytes = 0;             ///< `total_params` x 4 (float32 parameters assumed)
 };
 
 namespace detail::summary_impl {
@@ -142,7 +142,8 @@ struct Call {
 
 /// A shape cell: `--` for none; the first shape, or with `all` every one, equal ones merged
 /// (`[1, 100, 512], 2 x [2, 100, 512]`).
-inline std::string shape_or_dashes(const Graph& g, const std::vector<NodeId>& ids, bool all = false) {
+inline std::string shape_or_dashes(const Graph& g, const std::vector<NodeId>& ids,
+                                   bool all = false) {
   if (ids.empty()) return "--";
   if (!all) return to_string(g.shape(ids.front()));
   return shapes_repr(g, ids, ShapeStyle::list);
@@ -212,7 +213,8 @@ inline SummaryTable summarize(const Trace& trace, const SummaryOptions& options 
     c.macs = module_mult_adds(*c.module, out, c.own_macs);
     t.total_mult_adds += c.macs;
     if (c.leaf && c.module->param_count > 0)
-      t.forward_backward_bytes += 2 * detail::numel(out) * si::element_size(g.tensor(outs.front()).dtype);
+      t.forward_backward_bytes +=
+          2 * detail::numel(out) * si::element_size(g.tensor(outs.front()).dtype);
     for (std::size_t k = static_cast<std::size_t>(&c - calls.data());
          k != std::numeric_limits<std::size_t>::max(); k = calls[k].parent)
       calls[k].subtree_macs += c.macs;
@@ -247,13 +249,21 @@ inline SummaryTable summarize(const Trace& trace, const SummaryOptions& options 
     for (SummaryColumn col : options.columns) {
       std::string cell;
       switch (col) {
-        case SummaryColumn::input_size: cell = si::shape_or_dashes(g, cd.inputs, options.all_outputs); break;
-        case SummaryColumn::output_size: cell = si::shape_or_dashes(g, cd.outputs, options.all_outputs); break;
+        case SummaryColumn::input_size:
+          cell = si::shape_or_dashes(g, cd.inputs, options.all_outputs);
+          break;
+        case SummaryColumn::output_size:
+          cell = si::shape_or_dashes(g, cd.outputs, options.all_outputs);
+          break;
         case SummaryColumn::num_params:
-          if (c.recursive) cell = "(recursive)";
-          else if (m.param_count == 0 || shown == 0) cell = "--";
-          else if (full && m.trainable_count == 0) cell = "(" + detail::with_thousands(shown) + ")";
-          else cell = detail::with_thousands(shown);
+          if (c.recursive)
+            cell = "(recursive)";
+          else if (m.param_count == 0 || shown == 0)
+            cell = "--";
+          else if (full && m.trainable_count == 0)
+            cell = "(" + detail::with_thousands(shown) + ")";
+          else
+            cell = detail::with_thousands(shown);
           break;
         case SummaryColumn::params_percent:
           if (c.recursive) {
@@ -267,19 +277,28 @@ inline SummaryTable summarize(const Trace& trace, const SummaryOptions& options 
             cell = buf;
           }
           break;
-        case SummaryColumn::kernel_size: cell = si::attribute_cell(m, "kernel_size"); break;
-        case SummaryColumn::groups: cell = si::attribute_cell(m, "groups"); break;
+        case SummaryColumn::kernel_size:
+          cell = si::attribute_cell(m, "kernel_size");
+          break;
+        case SummaryColumn::groups:
+          cell = si::attribute_cell(m, "groups");
+          break;
         case SummaryColumn::mult_adds: {
           const std::uint64_t v =
-              c.leaf ? c.macs : (c.depth == options.depth ? c.subtree_macs : (c.own_macs ? c.macs : 0));
+              c.leaf ? c.macs
+                     : (c.depth == options.depth ? c.subtree_macs : (c.own_macs ? c.macs : 0));
           cell = v == 0 ? std::string("--") : detail::with_thousands(v);
           break;
         }
         case SummaryColumn::trainable:
-          if (m.param_count == 0) cell = "--";
-          else if (m.trainable_count == 0) cell = "False";
-          else if (m.trainable_count == m.param_count) cell = "True";
-          else cell = "Partial";
+          if (m.param_count == 0)
+            cell = "--";
+          else if (m.trainable_count == 0)
+            cell = "False";
+          else if (m.trainable_count == m.param_count)
+            cell = "True";
+          else
+            cell = "Partial";
           break;
       }
       row.cells.push_back(std::move(cell));
@@ -314,7 +333,8 @@ inline std::string summary(const Trace& trace, const SummaryOptions& options = {
       const NodeId id{i};
       const Graph::Node& n = g.node(id);
       if (n.kind != NodeKind::module) continue;
-      longest = std::max(longest, si::width(si::row_label(g, id, options)) + std::size_t{n.depth} * 5 + 1);
+      longest = std::max(longest,
+                         si::width(si::row_label(g, id, options)) + std::size_t{n.depth} * 5 + 1);
     }
     if (longest >= name_width) name_width = (longest + 4) / 5 * 5;
   }
@@ -343,14 +363,30 @@ inline std::string summary(const Trace& trace, const SummaryOptions& options = {
     std::vector<std::string> titles;
     for (SummaryColumn c : options.columns) {
       switch (c) {
-        case SummaryColumn::input_size: titles.emplace_back("Input Shape"); break;
-        case SummaryColumn::output_size: titles.emplace_back("Output Shape"); break;
-        case SummaryColumn::num_params: titles.emplace_back("Param #"); break;
-        case SummaryColumn::params_percent: titles.emplace_back("Param %"); break;
-        case SummaryColumn::kernel_size: titles.emplace_back("Kernel Shape"); break;
-        case SummaryColumn::groups: titles.emplace_back("Groups"); break;
-        case SummaryColumn::mult_adds: titles.emplace_back("Mult-Adds"); break;
-        case SummaryColumn::trainable: titles.emplace_back("Trainable"); break;
+        case SummaryColumn::input_size:
+          titles.emplace_back("Input Shape");
+          break;
+        case SummaryColumn::output_size:
+          titles.emplace_back("Output Shape");
+          break;
+        case SummaryColumn::num_params:
+          titles.emplace_back("Param #");
+          break;
+        case SummaryColumn::params_percent:
+          titles.emplace_back("Param %");
+          break;
+        case SummaryColumn::kernel_size:
+          titles.emplace_back("Kernel Shape");
+          break;
+        case SummaryColumn::groups:
+          titles.emplace_back("Groups");
+          break;
+        case SummaryColumn::mult_adds:
+          titles.emplace_back("Mult-Adds");
+          break;
+        case SummaryColumn::trainable:
+          titles.emplace_back("Trainable");
+          break;
       }
     }
     row(header, titles);
@@ -380,7 +416,8 @@ inline std::string summary(const Trace& trace, const SummaryOptions& options = {
   out += divider + '\n';
   out += "Total params: " + detail::with_thousands(t.total_params) + '\n';
   out += "Trainable params: " + detail::with_thousands(t.trainable_params) + '\n';
-  out += "Non-trainable params: " + detail::with_thousands(t.total_params - t.trainable_params) + '\n';
+  out +=
+      "Non-trainable params: " + detail::with_thousands(t.total_params - t.trainable_params) + '\n';
   out += "Total mult-adds" + si::format_number(t.total_mult_adds, false) + '\n';
   if (options.functional_mult_adds)
     out += "Functional mult-adds" + si::format_number(t.functional_mult_adds, false) + '\n';

@@ -47,7 +47,8 @@ inline std::chrono::milliseconds dot_timeout(std::ostream* report = &std::cerr) 
   const double seconds = std::strtod(text, &end);
   if (end == text || *end != '\0' || !(seconds >= 0) || seconds > 1e6) {
     if (report != nullptr)
-      *report << "recorder: ignoring RECORDER_DOT_TIMEOUT='" << text << "' (not a number of seconds); using 60 s\n";
+      *report << "recorder: ignoring RECORDER_DOT_TIMEOUT='" << text
+              << "' (not a number of seconds); using 60 s\n";
     return fallback;
   }
   return std::chrono::milliseconds{static_cast<std::int64_t>(seconds * 1000 + 0.5)};
@@ -60,10 +61,10 @@ inline std::string first_line(std::string_view message) {
 
 /// How Graphviz is run: the settings `Svg` and `Png` carry.
 struct GraphvizRun {
-  std::string_view format;                          ///< `-T<format>`: "svg", "png"
+  std::string_view format;                           ///< `-T<format>`: "svg", "png"
   std::optional<std::chrono::milliseconds> timeout;  ///< unset: `dot_timeout()`; zero: none
-  std::string_view fallback;                        ///< engine after a timeout; empty: none
-  std::ostream* report;                             ///< where each step is said; null: nowhere
+  std::string_view fallback;                         ///< engine after a timeout; empty: none
+  std::ostream* report;                              ///< where each step is said; null: nowhere
 };
 
 /// Lays out the DOT text of `trace` with `dot -T<format>` and writes the result to `os`.
@@ -73,8 +74,8 @@ struct GraphvizRun {
 /// fallback engine instead (under the same limit). Each of these steps is said in one line on
 /// `run.report`. A missing program, a failure on a small graph, or a failure without fallback
 /// throws.
-inline void render_through_graphviz(const Trace& trace, const RenderOptions& options, std::ostream& os,
-                                    const GraphvizRun& run) {
+inline void render_through_graphviz(const Trace& trace, const RenderOptions& options,
+                                    std::ostream& os, const GraphvizRun& run) {
   std::string dot;
   write_dot(trace, options, dot);
   const auto say = [&run](const std::string& line) {
@@ -86,16 +87,17 @@ inline void render_through_graphviz(const Trace& trace, const RenderOptions& opt
   const bool large = nodes > large_graph_nodes;
   if (large) {
     argv.insert(argv.end(), large_graph_limits().begin(), large_graph_limits().end());
-    say("recorder: " + std::to_string(nodes) + " visible nodes (more than " + std::to_string(large_graph_nodes) +
-        "): laying out with '" + command_line(argv) + "'");
+    say("recorder: " + std::to_string(nodes) + " visible nodes (more than " +
+        std::to_string(large_graph_nodes) + "): laying out with '" + command_line(argv) + "'");
   }
   const auto graphviz = [&](const std::vector<std::string>& command) {
     try {
       return run_program(command, dot, timeout);
     } catch (const ProgramNotFound&) {
-      throw std::runtime_error("recorder: the Graphviz program '" + command[0] +
-                               "' was not found on PATH; install Graphviz (Debian: apt-get install graphviz) or "
-                               "render with recorder::backend::Dot instead");
+      throw std::runtime_error(
+          "recorder: the Graphviz program '" + command[0] +
+          "' was not found on PATH; install Graphviz (Debian: apt-get install graphviz) or "
+          "render with recorder::backend::Dot instead");
     }
   };
   std::string image;
@@ -104,7 +106,8 @@ inline void render_through_graphviz(const Trace& trace, const RenderOptions& opt
   } catch (const ProgramFailed& e) {
     const bool timed_out = dynamic_cast<const ProgramTimedOut*>(&e) != nullptr;
     if (run.fallback.empty() || (!timed_out && !large)) throw;
-    const std::vector<std::string> fallback{std::string(run.fallback), "-T" + std::string(run.format)};
+    const std::vector<std::string> fallback{std::string(run.fallback),
+                                            "-T" + std::string(run.format)};
     say((timed_out ? "recorder: dot ran past its time limit of " + seconds_text(timeout) +
                          (run.timeout ? std::string() : std::string(" (RECORDER_DOT_TIMEOUT)"))
                    : "recorder: dot failed (" + first_line(e.what()) + ")") +

@@ -20,13 +20,13 @@ namespace recorder {
 /// One drawn node. It stands for the recorded node `node` and, for a folded module call,
 /// everything recorded inside it.
 struct VisibleNode {
-  NodeId node;                    ///< the recorded node drawn (its representative)
+  NodeId node;  ///< the recorded node drawn (its representative)
   NodeKind kind = NodeKind::tensor;
-  bool collapsed = false;         ///< a composite module call drawn as one box
-  std::vector<NodeId> inputs;     ///< op and module nodes: tensor nodes flowing in, in order
-  std::vector<NodeId> outputs;    ///< op and module nodes: tensor nodes flowing out, in order
-  std::uint32_t calls = 1;        ///< how many recorded calls or ops were rolled into this node
-  std::int32_t cluster = -1;      ///< innermost cluster containing it (`VisibleGraph::clusters`)
+  bool collapsed = false;       ///< a composite module call drawn as one box
+  std::vector<NodeId> inputs;   ///< op and module nodes: tensor nodes flowing in, in order
+  std::vector<NodeId> outputs;  ///< op and module nodes: tensor nodes flowing out, in order
+  std::uint32_t calls = 1;      ///< how many recorded calls or ops were rolled into this node
+  std::int32_t cluster = -1;    ///< innermost cluster containing it (`VisibleGraph::clusters`)
 };
 
 /// One drawn edge between two visible nodes (indices into `VisibleGraph::nodes`).
@@ -130,8 +130,8 @@ inline std::vector<NodeId> folding_calls(const Graph& g, int limit,
 
 /// For every recorded node, the innermost call among its strict ancestors that `is_cluster`
 /// marks, as an index into `cluster_index`; -1 when there is none.
-inline std::vector<std::int32_t> enclosing_clusters(const Graph& g,
-                                                    const std::vector<std::int32_t>& cluster_index) {
+inline std::vector<std::int32_t> enclosing_clusters(
+    const Graph& g, const std::vector<std::int32_t>& cluster_index) {
   const std::size_t n = g.size();
   std::vector<std::int32_t> out(n, -1);
   const auto own = [&](NodeId id) { return cluster_index[id.value]; };
@@ -189,8 +189,8 @@ inline std::vector<std::int32_t> enclosing_clusters(const Graph& g,
 ///   clusters of calls of one module with parameters merge the same way (into the first).
 inline VisibleGraph visible_graph(const Graph& g, const RenderOptions& options) {
   constexpr std::uint32_t none = VisibleGraph::none;
-  const int limit = options.depth ? (*options.depth < 0 ? 0 : *options.depth)
-                                  : std::numeric_limits<int>::max();
+  const int limit =
+      options.depth ? (*options.depth < 0 ? 0 : *options.depth) : std::numeric_limits<int>::max();
   const bool hide = options.hide_inner_tensors;
   const std::size_t n = g.size();
 
@@ -223,16 +223,22 @@ inline VisibleGraph visible_graph(const Graph& g, const RenderOptions& options) 
     const NodeId id{i};
     switch (g.kind(id)) {
       case NodeKind::input:
-      case NodeKind::output: drawn[i] = 1; break;
+      case NodeKind::output:
+        drawn[i] = 1;
+        break;
       case NodeKind::function:
-      case NodeKind::module: drawn[i] = op_drawn(id); break;
+      case NodeKind::module:
+        drawn[i] = op_drawn(id);
+        break;
       case NodeKind::tensor: {
         const NodeId producer = g.tensor(id).producer;
         drawn[i] = !hide && (is_op(producer) ? op_drawn(producer) : !folding[i].valid());
         break;
       }
       case NodeKind::constant:
-      case NodeKind::parameter: drawn[i] = !hide && !folding[i].valid(); break;
+      case NodeKind::parameter:
+        drawn[i] = !hide && !folding[i].valid();
+        break;
     }
   }
 
@@ -280,13 +286,15 @@ inline VisibleGraph visible_graph(const Graph& g, const RenderOptions& options) 
     if (drawn[a.value]) return vg.rep_[a.value];
     switch (g.kind(a)) {
       case NodeKind::function:
-      case NodeKind::module: return op_rep(a);
+      case NodeKind::module:
+        return op_rep(a);
       case NodeKind::tensor: {
         const NodeId producer = g.tensor(a).producer;
         if (is_op(producer)) return op_rep(producer);
         return folding[a.value].valid() ? vg.rep_[folding[a.value].value] : none;
       }
-      default: return none;
+      default:
+        return none;
     }
   };
   const auto target = [&](NodeId from, NodeId b) -> std::uint32_t {
@@ -316,8 +324,8 @@ inline VisibleGraph visible_graph(const Graph& g, const RenderOptions& options) 
     const std::uint32_t t = target(e.from, e.to);
     if (s == none || t == none || s == t) continue;
     const NodeId flow = is_tensor_kind(from_kind) ? e.from : e.to;
-    const auto [it, fresh] =
-        edge_of.try_emplace((std::uint64_t{s} << 32) | t, static_cast<std::uint32_t>(vg.edges.size()));
+    const auto [it, fresh] = edge_of.try_emplace((std::uint64_t{s} << 32) | t,
+                                                 static_cast<std::uint32_t>(vg.edges.size()));
     if (fresh) {
       vg.edges.push_back(VisibleEdge{s, t, 1});
       first_flow.push_back(flow);
@@ -384,8 +392,7 @@ inline void VisibleGraph::roll(const Graph& g) {
         key = {function_key, op, g.node(v.node).inplace ? 1u : 0u};
       }
       std::vector<std::uint64_t> feeds;
-      for (std::uint32_t j : consumers[i])
-        feeds.push_back(j > i ? cls[j] : intern({later_key, j}));
+      for (std::uint32_t j : consumers[i]) feeds.push_back(j > i ? cls[j] : intern({later_key, j}));
       std::sort(feeds.begin(), feeds.end());
       feeds.erase(std::unique(feeds.begin(), feeds.end()), feeds.end());
       key.insert(key.end(), feeds.begin(), feeds.end());
@@ -412,9 +419,10 @@ inline void VisibleGraph::roll(const Graph& g) {
   for (std::size_t k = 0; k < clusters.size(); ++k) {
     const auto self = static_cast<std::int32_t>(k);
     const NodeId call = clusters[k].call;
-    same_cluster[k] = g.module_of(call).param_count == 0
-                          ? self
-                          : cluster_of_module.try_emplace(g.call(call).module.value, self).first->second;
+    same_cluster[k] =
+        g.module_of(call).param_count == 0
+            ? self
+            : cluster_of_module.try_emplace(g.call(call).module.value, self).first->second;
   }
   for (std::size_t k = 0; k < clusters.size(); ++k) {
     const auto self = static_cast<std::int32_t>(k);
@@ -444,7 +452,8 @@ inline void VisibleGraph::roll(const Graph& g) {
     }
     VisibleNode& into = rolled[it->second];
     into.calls += nodes[i].calls;
-    if (into.cluster != nodes[i].cluster) into.cluster = common_cluster(into.cluster, nodes[i].cluster);
+    if (into.cluster != nodes[i].cluster)
+      into.cluster = common_cluster(into.cluster, nodes[i].cluster);
   }
   nodes = std::move(rolled);
   for (std::uint32_t& r : rep_)
@@ -454,8 +463,8 @@ inline void VisibleGraph::roll(const Graph& g) {
   std::vector<VisibleEdge> merged;
   for (const VisibleEdge& e : edges) {
     const std::uint32_t s = moved[e.from], t = moved[e.to];
-    const auto [it, fresh] =
-        edge_of.try_emplace((std::uint64_t{s} << 32) | t, static_cast<std::uint32_t>(merged.size()));
+    const auto [it, fresh] = edge_of.try_emplace((std::uint64_t{s} << 32) | t,
+                                                 static_cast<std::uint32_t>(merged.size()));
     if (fresh)
       merged.push_back(VisibleEdge{s, t, e.count});
     else

@@ -100,7 +100,8 @@ inline void register_markers() {
           [](const Node* node) -> Operation {
             const std::size_t n = node->inputs().size();
             return [n](Stack& stack) {
-              if (MarkerSink* sink = current_sink()) sink->enter(stack[stack.size() - n], last(stack, n - 1));
+              if (MarkerSink* sink = current_sink())
+                sink->enter(stack[stack.size() - n], last(stack, n - 1));
               stack.erase(stack.end() - static_cast<std::ptrdiff_t>(n), stack.end());
             };
           },
@@ -223,7 +224,8 @@ inline bool holds_tensors(const c10::TypePtr& t) {
 /// True for an op the tracer records: a dispatcher op (what `at::RecordFunction` would see;
 /// not the interpreter's own list and control ops) with a tensor among its results.
 inline bool is_recorded_op(const torch::jit::Node& n) {
-  if (n.kind().is_prim() || n.kind() == enter_symbol || n.kind() == leave_symbol || n.kind() == op_symbol)
+  if (n.kind().is_prim() || n.kind() == enter_symbol || n.kind() == leave_symbol ||
+      n.kind() == op_symbol)
     return false;
   const torch::jit::Operator* op = n.maybeOperator();
   if (op == nullptr || !op->isC10Op()) return false;
@@ -234,9 +236,9 @@ inline bool is_recorded_op(const torch::jit::Node& n) {
 
 /// One op of the instrumented graph that reports itself (see the file comment).
 struct OpSite {
-  std::string name;           ///< "add", "conv2d": "aten::" and the in-place '_' removed
-  bool inplace = false;       ///< `add_`, `relu_`
-  std::uint32_t inputs = 0;   ///< its first `inputs` values are inputs, the rest outputs
+  std::string name;          ///< "add", "conv2d": "aten::" and the in-place '_' removed
+  bool inplace = false;      ///< `add_`, `relu_`
+  std::uint32_t inputs = 0;  ///< its first `inputs` values are inputs, the rest outputs
   /// Reports only a pooling's `kernel_size` argument (a traced pooling keeps no constants).
   bool kernel_size = false;
 };
@@ -247,7 +249,8 @@ inline void inline_all(torch::jit::Graph& g) {
   const auto has_calls = [](const auto& self, const torch::jit::Block& b) -> bool {
     for (const torch::jit::Node* n : b.nodes()) {
       if (n->kind() == c10::prim::CallFunction) return true;
-      if (n->kind() == c10::prim::CallMethod && n->input(0)->type()->cast<c10::ClassType>()) return true;
+      if (n->kind() == c10::prim::CallMethod && n->input(0)->type()->cast<c10::ClassType>())
+        return true;
       for (const torch::jit::Block* inner : n->blocks())
         if (self(self, *inner)) return true;
     }
@@ -260,8 +263,8 @@ inline void inline_all(torch::jit::Graph& g) {
 /// Puts an op marker after every recorded op of block `b` (see the file comment), appending
 /// their sites to `sites`. `in_leaf` says whether the innermost bracket around `b` is a leaf's.
 inline void mark_ops(torch::jit::Block& b, std::vector<bool>& in_leaf,
-                     const std::unordered_map<const c10::ClassType*, bool>& leaf, bool observe_leaves,
-                     std::vector<OpSite>& sites) {
+                     const std::unordered_map<const c10::ClassType*, bool>& leaf,
+                     bool observe_leaves, std::vector<OpSite>& sites) {
   using torch::jit::Node;
   using torch::jit::Value;
   torch::jit::Graph& g = *b.owningGraph();
@@ -278,7 +281,8 @@ inline void mark_ops(torch::jit::Block& b, std::vector<bool>& in_leaf,
       if (!in_leaf.empty()) in_leaf.pop_back();
       continue;
     }
-    for (torch::jit::Block* inner : n->blocks()) mark_ops(*inner, in_leaf, leaf, observe_leaves, sites);
+    for (torch::jit::Block* inner : n->blocks())
+      mark_ops(*inner, in_leaf, leaf, observe_leaves, sites);
     if (!is_recorded_op(*n)) continue;
     const c10::FunctionSchema& schema = n->schema();
     std::vector<Value*> values;
@@ -312,7 +316,8 @@ inline void mark_ops(torch::jit::Block& b, std::vector<bool>& in_leaf,
 /// model are graph constants.
 inline bool has_tensor_constants(const torch::jit::Block& b) {
   for (const torch::jit::Node* n : b.nodes()) {
-    if (n->kind() == c10::prim::Constant && n->output()->type()->isSubtypeOf(*c10::TensorType::get()))
+    if (n->kind() == c10::prim::Constant &&
+        n->output()->type()->isSubtypeOf(*c10::TensorType::get()))
       return true;
     for (const torch::jit::Block* inner : n->blocks())
       if (has_tensor_constants(*inner)) return true;
@@ -322,9 +327,9 @@ inline bool has_tensor_constants(const torch::jit::Block& b) {
 
 /// One module object of the instrumented copy.
 struct ModuleEntry {
-  std::string path;           ///< "layer1.0.conv1"; "" for the root
-  std::string class_name;     ///< "Conv2d"
-  bool leaf = true;           ///< recorded as one node: its forward calls no submodule (`is_leaf`)
+  std::string path;        ///< "layer1.0.conv1"; "" for the root
+  std::string class_name;  ///< "Conv2d"
+  bool leaf = true;        ///< recorded as one node: its forward calls no submodule (`is_leaf`)
 };
 
 /// A private, instrumented copy of one TorchScript model (see the file comment), made once and
@@ -421,7 +426,9 @@ class Instrumented {
   torch::jit::Module original_;
   torch::jit::Module copy_;
   std::unordered_map<const c10::ivalue::Object*, ModuleEntry> entries_;
-  std::vector<std::pair<c10::intrusive_ptr<c10::ivalue::Object>, c10::intrusive_ptr<c10::ivalue::Object>>> pairs_;
+  std::vector<
+      std::pair<c10::intrusive_ptr<c10::ivalue::Object>, c10::intrusive_ptr<c10::ivalue::Object>>>
+      pairs_;
   std::vector<std::string> warnings_;
   std::vector<OpSite> sites_;
 };

@@ -61,13 +61,13 @@ inline std::string describe_value(const c10::IValue& v) {
   }
   if (v.isList()) {
     const auto list = v.toListRef();
-    return "a list of " + std::to_string(list.size()) + " values (" + std::to_string(count_tensors(list)) +
-           " tensors)";
+    return "a list of " + std::to_string(list.size()) + " values (" +
+           std::to_string(count_tensors(list)) + " tensors)";
   }
   if (v.isTuple()) {
     const auto& e = v.toTupleRef().elements();
-    return "a tuple of " + std::to_string(e.size()) + " values (" + std::to_string(count_tensors(e)) +
-           " tensors)";
+    return "a tuple of " + std::to_string(e.size()) + " values (" +
+           std::to_string(count_tensors(e)) + " tensors)";
   }
   return std::string("a value of type ") + v.tagKind();
 }
@@ -94,12 +94,14 @@ inline std::string preview(const std::string& bytes) {
 /// The first class pickle `bytes` (protocol 2, as torch.save writes it) names at its top:
 /// "collections.OrderedDict", "torchvision.models.resnet.ResNet"; "" when it starts otherwise.
 inline std::string first_class(const std::string& bytes) {
-  if (bytes.size() < 4 || static_cast<unsigned char>(bytes[0]) != 0x80 || bytes[2] != 'c') return {};
+  if (bytes.size() < 4 || static_cast<unsigned char>(bytes[0]) != 0x80 || bytes[2] != 'c')
+    return {};
   const std::size_t module_end = bytes.find('\n', 3);
   if (module_end == std::string::npos) return {};
   const std::size_t name_end = bytes.find('\n', module_end + 1);
   if (name_end == std::string::npos) return {};
-  return bytes.substr(3, module_end - 3) + "." + bytes.substr(module_end + 1, name_end - module_end - 1);
+  return bytes.substr(3, module_end - 3) + "." +
+         bytes.substr(module_end + 1, name_end - module_end - 1);
 }
 
 inline constexpr const char* export_hint =
@@ -124,7 +126,8 @@ inline torch::jit::Module load_model(const std::filesystem::path& file) {
   if (!std::filesystem::exists(status))
     throw ModelFileError(file, "recorder: cannot read " + name + ": no such file");
   if (std::filesystem::is_directory(status))
-    throw ModelFileError(file, "recorder: cannot read " + name + ": it is a directory, not a model file");
+    throw ModelFileError(file,
+                         "recorder: cannot read " + name + ": it is a directory, not a model file");
   std::ifstream in(file, std::ios::binary);
   if (!in) throw ModelFileError(file, "recorder: cannot read " + name + ": permission denied");
   std::string head(16, '\0');
@@ -136,9 +139,11 @@ inline torch::jit::Module load_model(const std::filesystem::path& file) {
   if (head.empty()) throw ModelFileError(file, not_ts + "the file is empty");
   if (head.rfind("PK\x03\x04", 0) != 0) {
     if (static_cast<unsigned char>(head[0]) == 0x80)
-      throw ModelFileError(file, not_ts + "it is a Python pickle (torch.save in the legacy, non-zip format)." +
-                                     ds::export_hint);
-    throw ModelFileError(file, not_ts + "it is not a PyTorch file (a zip archive); it starts with " +
+      throw ModelFileError(
+          file, not_ts + "it is a Python pickle (torch.save in the legacy, non-zip format)." +
+                    ds::export_hint);
+    throw ModelFileError(file, not_ts +
+                                   "it is not a PyTorch file (a zip archive); it starts with " +
                                    ds::preview(head) + ".");
   }
 
@@ -167,19 +172,23 @@ inline torch::jit::Module load_model(const std::filesystem::path& file) {
     std::string what;
     const std::string cls = ds::first_class(pickle);
     if (cls == "collections.OrderedDict") {
-      what = "a collections.OrderedDict of " + std::to_string(storages) + " tensors (a state_dict?)";
+      what =
+          "a collections.OrderedDict of " + std::to_string(storages) + " tensors (a state_dict?)";
     } else if (!cls.empty() && cls.rfind("torch._utils.", 0) != 0) {
-      what = "a pickled " + cls + " object (torch.save of a whole module needs its Python class to load)";
+      what = "a pickled " + cls +
+             " object (torch.save of a whole module needs its Python class to load)";
     } else {
       try {
         std::ifstream bytes(file, std::ios::binary);
-        std::vector<char> all((std::istreambuf_iterator<char>(bytes)), std::istreambuf_iterator<char>());
+        std::vector<char> all((std::istreambuf_iterator<char>(bytes)),
+                              std::istreambuf_iterator<char>());
         what = ds::describe_value(torch::jit::pickle_load(all));
       } catch (const std::exception&) {
         what = "a pickled Python object";
       }
     }
-    throw ModelFileError(file, not_ts + "it holds " + what + " saved with torch.save." + ds::export_hint);
+    throw ModelFileError(file,
+                         not_ts + "it holds " + what + " saved with torch.save." + ds::export_hint);
   }
   try {
     return torch::jit::load(file.string());

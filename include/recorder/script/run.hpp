@@ -35,8 +35,10 @@ namespace recorder::detail::script {
 /// The ints of an int, an int list or a tuple of ints (a kernel size, as a module or op holds it).
 inline std::vector<std::int64_t> ints_of(const c10::IValue& v) {
   std::vector<std::int64_t> xs;
-  if (v.isInt()) xs.push_back(v.toInt());
-  else if (v.isIntList()) xs = v.toIntVector();
+  if (v.isInt())
+    xs.push_back(v.toInt());
+  else if (v.isIntList())
+    xs = v.toIntVector();
   else if (v.isTuple())
     for (const c10::IValue& e : v.toTupleRef().elements())
       if (e.isInt()) xs.push_back(e.toInt());
@@ -51,7 +53,8 @@ inline bool is_pooling(std::string_view class_name) {
 }
 
 /// Parameters below module `m` (all, trainable), each registration counted, memoized by object.
-inline std::pair<std::uint64_t, std::uint64_t> count_parameters(Session& s, const torch::jit::Module& m) {
+inline std::pair<std::uint64_t, std::uint64_t> count_parameters(Session& s,
+                                                                const torch::jit::Module& m) {
   const void* key = m._ivalue().get();
   if (auto it = s.param_counts.find(key); it != s.param_counts.end()) return it->second;
   std::pair<std::uint64_t, std::uint64_t> n{0, 0};
@@ -79,8 +82,9 @@ inline ModuleInfo describe_module(Session& s, const torch::jit::Module& m, const
   info.class_name = e.class_name;
   info.leaf = e.leaf;
   const auto dot = info.path.rfind('.');
-  info.name = info.path.empty() ? info.class_name
-                                : (dot == std::string::npos ? info.path : info.path.substr(dot + 1));
+  info.name = info.path.empty()
+                  ? info.class_name
+                  : (dot == std::string::npos ? info.path : info.path.substr(dot + 1));
   for (const auto& p : m.named_parameters(/*recurse=*/false)) {
     ParamInfo pi;
     pi.name = p.name;
@@ -103,23 +107,27 @@ inline ModuleInfo describe_module(Session& s, const torch::jit::Module& m, const
     return info;
   }
   if (!conv || !m.hasattr("weight")) return info;  // a traced pooling: its op tells (`Run::op`)
-  const at::Tensor w = m.attr("weight").toTensor();  // [C_out, C_in / groups, k...] (transposed: C_in first)
+  const at::Tensor w =
+      m.attr("weight").toTensor();  // [C_out, C_in / groups, k...] (transposed: C_in first)
   if (w.dim() < 3) return info;
   info.attributes.emplace_back("kernel_size", sizes_string(w.sizes().slice(2)));
   if (!inputs.empty() && inputs[0].defined() && inputs[0].dim() >= 2 && w.size(1) > 0 &&
       info.class_name.find("Transpose") == std::string::npos) {
-    const std::int64_t channels = inputs[0].dim() + 1 == w.dim() ? inputs[0].size(0) : inputs[0].size(1);
+    const std::int64_t channels =
+        inputs[0].dim() + 1 == w.dim() ? inputs[0].size(0) : inputs[0].size(1);
     info.attributes.emplace_back("groups", std::to_string(channels / w.size(1)));
   }
   return info;
 }
 
 /// Rebuilds `v` with its tensors, in `for_each_tensor` order, replaced by `ts`.
-inline c10::IValue with_tensors(const c10::IValue& v, std::span<const at::Tensor> ts, std::size_t& i) {
+inline c10::IValue with_tensors(const c10::IValue& v, std::span<const at::Tensor> ts,
+                                std::size_t& i) {
   if (v.isTensor()) return v.toTensor().defined() && i < ts.size() ? c10::IValue(ts[i++]) : v;
   if (v.isTensorList()) {
     c10::List<at::Tensor> out;
-    for (const at::Tensor& t : v.toTensorList().vec()) out.push_back(t.defined() && i < ts.size() ? ts[i++] : t);
+    for (const at::Tensor& t : v.toTensorList().vec())
+      out.push_back(t.defined() && i < ts.size() ? ts[i++] : t);
     return out;
   }
   if (v.isList()) {
@@ -132,7 +140,8 @@ inline c10::IValue with_tensors(const c10::IValue& v, std::span<const at::Tensor
     const auto& tuple = v.toTupleRef();
     std::vector<c10::IValue> elements;
     for (const c10::IValue& e : tuple.elements()) elements.push_back(with_tensors(e, ts, i));
-    if (tuple.type()->schema()) return c10::ivalue::Tuple::createNamed(std::move(elements), tuple.type());
+    if (tuple.type()->schema())
+      return c10::ivalue::Tuple::createNamed(std::move(elements), tuple.type());
     return c10::ivalue::Tuple::create(std::move(elements));
   }
   return v;
@@ -141,15 +150,18 @@ inline c10::IValue with_tensors(const c10::IValue& v, std::span<const at::Tensor
 /// The message of an error the TorchScript interpreter rethrew: the original error's text,
 /// without the interpreter's preamble and traceback ("RuntimeError: " dropped too).
 inline std::string interpreter_message(std::string what) {
-  if (what.find("The following operation failed in the TorchScript interpreter") == std::string::npos)
+  if (what.find("The following operation failed in the TorchScript interpreter") ==
+      std::string::npos)
     return what;
   std::size_t at = 0;
   while (at < what.size()) {
     const std::size_t end = what.find('\n', at);
-    const std::string_view line(what.data() + at, (end == std::string::npos ? what.size() : end) - at);
+    const std::string_view line(what.data() + at,
+                                (end == std::string::npos ? what.size() : end) - at);
     const std::size_t colon = line.find(": ");
     if (!line.empty() && line[0] != ' ' && colon != std::string_view::npos && colon > 5 &&
-        (line.substr(colon - 5, 5) == "Error" || line.substr(0, colon).find("Exception") != std::string_view::npos) &&
+        (line.substr(colon - 5, 5) == "Error" ||
+         line.substr(0, colon).find("Exception") != std::string_view::npos) &&
         line.substr(0, colon).find(' ') == std::string_view::npos) {
       std::string rest = what.substr(at + colon + 2);
       while (!rest.empty() && (rest.back() == '\n' || rest.back() == ' ')) rest.pop_back();
@@ -168,7 +180,8 @@ inline std::string failed_op_of(const std::string& what) {
   const std::size_t code = what.find("Traceback of TorchScript, serialized code");
   if (code == std::string::npos) return {};
   const std::size_t original = what.find("Traceback of TorchScript, original code", code);
-  const std::string_view section(what.data() + code, (original == std::string::npos ? what.size() : original) - code);
+  const std::string_view section(what.data() + code,
+                                 (original == std::string::npos ? what.size() : original) - code);
   const std::size_t here = section.rfind("<--- HERE");
   if (here == std::string_view::npos) return {};
   const std::size_t marks_begin = section.rfind('\n', here);
@@ -183,7 +196,8 @@ inline std::string failed_op_of(const std::string& what) {
   std::string_view call = source.substr(from, to - from + 1);
   for (char c : call)
     if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.')) return {};
-  if (const std::size_t dot = call.rfind('.'); dot != std::string_view::npos) call.remove_prefix(dot + 1);
+  if (const std::size_t dot = call.rfind('.'); dot != std::string_view::npos)
+    call.remove_prefix(dot + 1);
   std::string name(call);
   if (name.size() > 1 && name.back() == '_' && name.front() != '_') name.pop_back();
   return name;
@@ -194,7 +208,10 @@ inline std::string failed_op_of(const std::string& what) {
 class Run final : public MarkerSink {
  public:
   Run(Session& s, Instrumented& model, bool observe_leaves)
-      : session_(s), model_(model), observe_leaves_(observe_leaves), previous_(current_sink()),
+      : session_(s),
+        model_(model),
+        observe_leaves_(observe_leaves),
+        previous_(current_sink()),
         names_(model.sites().size()) {
     ops_.session = &s;
     ops_.nodes.reserve(std::max<std::size_t>(model.last_tensors, 64));
@@ -228,7 +245,8 @@ class Run final : public MarkerSink {
   // interpreter rethrows a copy of the exception, not the one thrown inside a marker.
   void enter(const c10::IValue& self, c10::ArrayRef<const c10::IValue> args) override {
     const c10::ivalue::Object* object = &self.toObjectRef();
-    if (!frames_.empty() && frames_.back().object == object) {  // a traced module's forward calling forward1
+    if (!frames_.empty() &&
+        frames_.back().object == object) {  // a traced module's forward calling forward1
       Frame f = frames_.back();
       f.transparent = true;
       f.inputs.clear();
@@ -238,7 +256,8 @@ class Run final : public MarkerSink {
     try {
       Frame f;
       f.object = object;
-      for (const c10::IValue& a : args) for_each_tensor(a, [&f](const at::Tensor& t) { f.inputs.push_back(t); });
+      for (const c10::IValue& a : args)
+        for_each_tensor(a, [&f](const at::Tensor& t) { f.inputs.push_back(t); });
       std::vector<NodeId> in;
       for (const at::Tensor& t : f.inputs) in.push_back(ops_.operand(t));
       const ModuleEntry fallback{"(unregistered " + class_name_of(self.toObjectRef().type()) + ")",
@@ -314,7 +333,8 @@ class Run final : public MarkerSink {
     const auto i = static_cast<std::size_t>(index);
     const OpSite& site = model_.sites()[i];
     if (site.kernel_size) {
-      if (!frames_.empty() && frames_.back().wants_kernel) learn_kernel(frames_.back(), values.at(0));
+      if (!frames_.empty() && frames_.back().wants_kernel)
+        learn_kernel(frames_.back(), values.at(0));
       return;
     }
     if (names_[i].empty()) names_[i] = session_.intern(site.name);
@@ -374,7 +394,8 @@ class Run final : public MarkerSink {
     if (!k.empty()) session_.graph.add_attribute(f.module, "kernel_size", pool_kernel_string(k));
   }
 
-  ModuleId module_id(const c10::IValue& self, const ModuleEntry& e, std::span<const at::Tensor> inputs) {
+  ModuleId module_id(const c10::IValue& self, const ModuleEntry& e,
+                     std::span<const at::Tensor> inputs) {
     const void* key = &self.toObjectRef();
     if (auto it = session_.modules.find(key); it != session_.modules.end()) return it->second;
     const torch::jit::Module m(self.toObject());
@@ -448,8 +469,8 @@ class ScriptModeGuard {
 };
 
 /// Runs `model` on `inputs` without recording (`record::Off`).
-inline Traced<c10::IValue> run_plain(const torch::jit::Module& model, std::vector<c10::IValue> inputs,
-                                     const TraceOptions& options) {
+inline Traced<c10::IValue> run_plain(const torch::jit::Module& model,
+                                     std::vector<c10::IValue> inputs, const TraceOptions& options) {
   ScriptModeGuard mode(model, options.mode);
   std::optional<at::NoGradGuard> no_grad;
   if (options.no_grad) no_grad.emplace();
@@ -469,8 +490,10 @@ inline Traced<c10::IValue> trace(ScriptCache& cache, const torch::jit::Module& m
   Instrumented& copy = cache.get(model, observe_leaves);
   for (const std::string& w : copy.warnings())
     if (options.on_warning) options.on_warning(w);
-  if (options.mode == TrainMode::keep) copy.set_training(std::nullopt);
-  else copy.set_training(options.mode == TrainMode::train);
+  if (options.mode == TrainMode::keep)
+    copy.set_training(std::nullopt);
+  else
+    copy.set_training(options.mode == TrainMode::train);
 
   Recording rec(std::move(hooks));
   Session& s = rec.session();
@@ -479,7 +502,8 @@ inline Traced<c10::IValue> trace(ScriptCache& cache, const torch::jit::Module& m
   for (const c10::IValue& v : inputs) for_each_tensor(v, [&count](const at::Tensor&) { ++count; });
   std::size_t index = 0;
   for (const c10::IValue& v : inputs)
-    for_each_tensor(v, [&](const at::Tensor& t) { run.nodes().set(t, rec.input(t, index++, count)); });
+    for_each_tensor(v,
+                    [&](const at::Tensor& t) { run.nodes().set(t, rec.input(t, index++, count)); });
 
   c10::IValue out;
   {

@@ -52,11 +52,17 @@ inline constexpr adopt_t adopt{};
 /// Private access to `RecorderTensor` for the recording machinery.
 struct Access {
   template <class P>
-  static at::Tensor& tensor(RecorderTensor<P>& r) noexcept { return r.t_; }
+  static at::Tensor& tensor(RecorderTensor<P>& r) noexcept {
+    return r.t_;
+  }
   template <class P>
-  static const ref_t<P>& ref(const RecorderTensor<P>& r) noexcept { return r.ref_; }
+  static const ref_t<P>& ref(const RecorderTensor<P>& r) noexcept {
+    return r.ref_;
+  }
   template <class P>
-  static void set_ref(RecorderTensor<P>& r, const ref_t<P>& ref) noexcept { r.ref_ = ref; }
+  static void set_ref(RecorderTensor<P>& r, const ref_t<P>& ref) noexcept {
+    r.ref_ = ref;
+  }
 };
 
 /// A tensor operand: a `RecorderTensor<P>` or a plain `at::Tensor` (recorded as a constant or
@@ -64,7 +70,7 @@ struct Access {
 template <recording_policy P>
 class TensorArg {
  public:
-  TensorArg(const RecorderTensor<P>& r) noexcept;  // NOLINT: implicit by design
+  TensorArg(const RecorderTensor<P>& r) noexcept;      // NOLINT: implicit by design
   TensorArg(const at::Tensor& t) noexcept : t_(&t) {}  // NOLINT: implicit by design
 
   const at::Tensor& tensor() const noexcept { return *t_; }
@@ -79,7 +85,7 @@ class TensorArg {
 template <recording_policy P>
 class TensorListArg {
  public:
-  TensorListArg(const std::vector<RecorderTensor<P>>& v) { add(v.begin(), v.end()); }  // NOLINT
+  TensorListArg(const std::vector<RecorderTensor<P>>& v) { add(v.begin(), v.end()); }     // NOLINT
   TensorListArg(std::initializer_list<RecorderTensor<P>> v) { add(v.begin(), v.end()); }  // NOLINT
 
   at::TensorList tensors() const noexcept { return tensors_; }
@@ -242,8 +248,10 @@ class RecorderTensor {
 
   /// The node of this tensor in the recording it came from (invalid when not recorded).
   NodeId node() const noexcept {
-    if constexpr (P::records_graph) return ref_.node;
-    else return NodeId{};
+    if constexpr (P::records_graph)
+      return ref_.node;
+    else
+      return NodeId{};
   }
 
   // ---- metadata: read directly, never recorded -------------------------------------------
@@ -259,21 +267,21 @@ class RecorderTensor {
   bool requires_grad() const { return t_.requires_grad(); }
 
   // ---- traced methods --------------------------------------------------------------------
-#define RECORDER_DEFINE_METHOD(name, params, args)                                          \
-  auto name params const {                                                                  \
-    return detail::invoke<P>(                                                               \
+#define RECORDER_DEFINE_METHOD(name, params, args)                                         \
+  auto name params const {                                                                 \
+    return detail::invoke<P>(                                                              \
         #name, [](const at::Tensor& self_, const auto&... u) { return self_.name(u...); }, \
-        Arg(*this) RECORDER_COMMA_LIST args);                                               \
+        Arg(*this) RECORDER_COMMA_LIST args);                                              \
   }
   RECORDER_METHOD_AND_FREE_OPS(RECORDER_DEFINE_METHOD)
   RECORDER_METHOD_OPS(RECORDER_DEFINE_METHOD)
 #undef RECORDER_DEFINE_METHOD
 
-#define RECORDER_DEFINE_INPLACE(name, params, args)                                            \
-  RecorderTensor& name##_ params {                                                             \
-    return detail::invoke_inplace<P>(                                                          \
-        #name, *this, [](at::Tensor& self_, const auto&... u) { self_.name##_(u...); }       \
-        RECORDER_COMMA_LIST args);                                                             \
+#define RECORDER_DEFINE_INPLACE(name, params, args)                                          \
+  RecorderTensor& name##_ params {                                                           \
+    return detail::invoke_inplace<P>(#name, *this, [](at::Tensor& self_, const auto&... u) { \
+      self_.name##_(u...);                                                                   \
+    } RECORDER_COMMA_LIST args);                                                             \
   }
   RECORDER_INPLACE_CAPABLE_OPS(RECORDER_DEFINE_INPLACE)
 #undef RECORDER_DEFINE_INPLACE
@@ -282,29 +290,29 @@ class RecorderTensor {
   RecorderTensor operator[](int64_t index) const { return select(0, index); }
 
   // ---- traced free functions, found by ADL ----------------------------------------------
-#define RECORDER_DEFINE_FREE_VIA_METHOD(name, params, args)                                 \
-  friend auto name(Arg self RECORDER_COMMA_LIST params) {                                   \
-    return detail::invoke<P>(                                                               \
+#define RECORDER_DEFINE_FREE_VIA_METHOD(name, params, args)                                \
+  friend auto name(Arg self RECORDER_COMMA_LIST params) {                                  \
+    return detail::invoke<P>(                                                              \
         #name, [](const at::Tensor& self_, const auto&... u) { return self_.name(u...); }, \
-        self RECORDER_COMMA_LIST args);                                                     \
+        self RECORDER_COMMA_LIST args);                                                    \
   }
   RECORDER_METHOD_AND_FREE_OPS(RECORDER_DEFINE_FREE_VIA_METHOD)
 #undef RECORDER_DEFINE_FREE_VIA_METHOD
 
-#define RECORDER_DEFINE_FREE(name, params, args)                                            \
-  friend auto name(Arg self RECORDER_COMMA_LIST params) {                                   \
-    return detail::invoke<P>(                                                               \
+#define RECORDER_DEFINE_FREE(name, params, args)                                                  \
+  friend auto name(Arg self RECORDER_COMMA_LIST params) {                                         \
+    return detail::invoke<P>(                                                                     \
         #name, [](const at::Tensor& self_, const auto&... u) { return ::at::name(self_, u...); }, \
-        self RECORDER_COMMA_LIST args);                                                     \
+        self RECORDER_COMMA_LIST args);                                                           \
   }
   RECORDER_FREE_OPS(RECORDER_DEFINE_FREE)
 #undef RECORDER_DEFINE_FREE
 
-#define RECORDER_DEFINE_LIST(name, params, args)                                            \
-  friend RecorderTensor name(ListArg tensors RECORDER_COMMA_LIST params) {                  \
-    return detail::invoke<P>(                                                               \
-        #name, [](at::TensorList ts, const auto&... u) { return ::at::name(ts, u...); },   \
-        tensors RECORDER_COMMA_LIST args);                                                  \
+#define RECORDER_DEFINE_LIST(name, params, args)                                         \
+  friend RecorderTensor name(ListArg tensors RECORDER_COMMA_LIST params) {               \
+    return detail::invoke<P>(                                                            \
+        #name, [](at::TensorList ts, const auto&... u) { return ::at::name(ts, u...); }, \
+        tensors RECORDER_COMMA_LIST args);                                               \
   }
   RECORDER_LIST_OPS(RECORDER_DEFINE_LIST)
 #undef RECORDER_DEFINE_LIST
@@ -325,8 +333,8 @@ class RecorderTensor {
     return detail::invoke<P>(                                                                \
         #name, [](const at::Scalar& x, const at::Tensor& y) { return scalar_first; }, a, b); \
   }                                                                                          \
-  friend RecorderTensor& operator op##=(RecorderTensor & a, Arg b) { return a.name##_(b); }  \
-  friend RecorderTensor& operator op##=(RecorderTensor & a, const at::Scalar& b) {           \
+  friend RecorderTensor& operator op##=(RecorderTensor& a, Arg b) { return a.name##_(b); }   \
+  friend RecorderTensor& operator op##=(RecorderTensor& a, const at::Scalar& b) {            \
     return a.name##_(b);                                                                     \
   }
   RECORDER_DEFINE_OPERATOR(+, add, y.add(x))
@@ -336,7 +344,8 @@ class RecorderTensor {
 #undef RECORDER_DEFINE_OPERATOR
 
   friend RecorderTensor operator-(Arg a) {
-    return detail::invoke<P>("neg", [](const at::Tensor& x) { return x.neg(); }, a);
+    return detail::invoke<P>(
+        "neg", [](const at::Tensor& x) { return x.neg(); }, a);
   }
 
  private:
@@ -355,14 +364,18 @@ detail::TensorArg<P>::TensorArg(const RecorderTensor<P>& r) noexcept
 /// `torch::Tensor` and `RecorderTensor` alike.
 template <tensor_like T>
 std::remove_cvref_t<T> cat(std::initializer_list<T> ts, int64_t dim = 0) {
-  if constexpr (is_recorder_tensor_v<T>) return cat(std::vector<std::remove_cvref_t<T>>(ts), dim);
-  else return at::cat(ts, dim);
+  if constexpr (is_recorder_tensor_v<T>)
+    return cat(std::vector<std::remove_cvref_t<T>>(ts), dim);
+  else
+    return at::cat(ts, dim);
 }
 /// `stack` over a braced list; see `cat`.
 template <tensor_like T>
 std::remove_cvref_t<T> stack(std::initializer_list<T> ts, int64_t dim = 0) {
-  if constexpr (is_recorder_tensor_v<T>) return stack(std::vector<std::remove_cvref_t<T>>(ts), dim);
-  else return at::stack(ts, dim);
+  if constexpr (is_recorder_tensor_v<T>)
+    return stack(std::vector<std::remove_cvref_t<T>>(ts), dim);
+  else
+    return at::stack(ts, dim);
 }
 
 /// Brings a tensor made inside a generic forward (an initial RNN state from `torch::zeros`, a
@@ -392,8 +405,10 @@ std::remove_cvref_t<T> constant(at::Tensor t) {
 /// The plain tensor behind `x`: `x` itself for a `torch::Tensor`, `x.tensor()` otherwise.
 template <tensor_like T>
 const at::Tensor& plain(const T& x) noexcept {
-  if constexpr (is_recorder_tensor_v<T>) return x.tensor();
-  else return x;
+  if constexpr (is_recorder_tensor_v<T>)
+    return x.tensor();
+  else
+    return x;
 }
 
 }  // namespace recorder

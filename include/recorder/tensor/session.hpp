@@ -23,8 +23,8 @@
 namespace recorder::detail {
 
 class Session;
-class OpTable;       // observe/ops.hpp
-struct Submodules;   // observe/attribution.hpp
+class OpTable;      // observe/ops.hpp
+struct Submodules;  // observe/attribution.hpp
 
 /// Where a `RecorderTensor` points: a node of one particular session.
 struct NodeRef {
@@ -62,18 +62,18 @@ class Session {
   Session& operator=(const Session&) = delete;
 
   Graph graph;
-  std::vector<NodeId> stack;                             ///< open module calls, root first
-  std::unordered_map<const void*, ModuleId> modules;     ///< module object -> its id
-  std::vector<const void*> module_objects;               ///< ModuleId -> module object
+  std::vector<NodeId> stack;                          ///< open module calls, root first
+  std::unordered_map<const void*, ModuleId> modules;  ///< module object -> its id
+  std::vector<const void*> module_objects;            ///< ModuleId -> module object
   /// Paths of modules not called yet, learnt from their parents' children once per parent.
   std::unordered_map<const void*, std::string> known_paths;
   /// Parameter counts of module objects (recursive; all, trainable), computed once each.
   std::unordered_map<const void*, std::pair<std::uint64_t, std::uint64_t>> param_counts;
   /// Parameter operands by TensorImpl; the tensor is kept so its address is not reused.
   std::unordered_map<const void*, std::pair<at::Tensor, NodeId>> parameters;
-  std::vector<NodeId> scratch;                           ///< reused input list of the op being recorded
+  std::vector<NodeId> scratch;  ///< reused input list of the op being recorded
   std::optional<Failure> failure;
-  std::vector<CallHooks*> hooks;                         ///< capture policies of this forward
+  std::vector<CallHooks*> hooks;  ///< capture policies of this forward
   /// What the op observers know of each op overload (`observe/ops.hpp`), made on first use;
   /// a front end may share one across its recordings.
   std::shared_ptr<OpTable> op_table;
@@ -89,9 +89,7 @@ class Session {
 
   NodeRef ref(NodeId n) const noexcept { return NodeRef{n, serial_}; }
   /// True when `r` points into this session (not an older or another thread's recording).
-  bool owns(const NodeRef& r) const noexcept {
-    return r.serial == serial_ && r.node.valid();
-  }
+  bool owns(const NodeRef& r) const noexcept { return r.serial == serial_ && r.node.valid(); }
   /// The module call new nodes belong to.
   NodeId parent() const noexcept { return stack.empty() ? NodeId{} : stack.back(); }
   /// The depth of nodes recorded now: one below the innermost open module call.
@@ -120,7 +118,9 @@ inline Session*& current_session() noexcept {
 /// RAII: makes `s` the thread's current session and restores the previous one.
 class SessionScope {
  public:
-  explicit SessionScope(Session& s) noexcept : previous_(current_session()) { current_session() = &s; }
+  explicit SessionScope(Session& s) noexcept : previous_(current_session()) {
+    current_session() = &s;
+  }
   ~SessionScope() { current_session() = previous_; }
   SessionScope(const SessionScope&) = delete;
   SessionScope& operator=(const SessionScope&) = delete;
@@ -131,12 +131,18 @@ class SessionScope {
 
 inline std::string_view device_name(c10::DeviceType d) noexcept {
   switch (d) {
-    case c10::DeviceType::CPU: return "cpu";
-    case c10::DeviceType::CUDA: return "cuda";
-    case c10::DeviceType::MPS: return "mps";
-    case c10::DeviceType::Meta: return "meta";
-    case c10::DeviceType::XLA: return "xla";
-    default: return "other";
+    case c10::DeviceType::CPU:
+      return "cpu";
+    case c10::DeviceType::CUDA:
+      return "cuda";
+    case c10::DeviceType::MPS:
+      return "mps";
+    case c10::DeviceType::Meta:
+      return "meta";
+    case c10::DeviceType::XLA:
+      return "xla";
+    default:
+      return "other";
   }
 }
 

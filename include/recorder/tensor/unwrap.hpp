@@ -38,7 +38,8 @@ struct policy_of_arg<std::tuple<T...>> {
   struct first_non_void<Q, Ps...> {
     using type = std::conditional_t<std::is_void_v<Q>, typename first_non_void<Ps...>::type, Q>;
   };
-  using type = typename first_non_void<typename policy_of_arg<std::remove_cvref_t<T>>::type...>::type;
+  using type =
+      typename first_non_void<typename policy_of_arg<std::remove_cvref_t<T>>::type...>::type;
 };
 template <class A, class B>
 struct policy_of_arg<std::pair<A, B>> : policy_of_arg<std::tuple<A, B>> {};
@@ -75,8 +76,10 @@ decltype(auto) to_plain(A&& a) {
   } else if constexpr ((is_std_tuple<D>::value || is_std_pair<D>::value) &&
                        holds_recorder_tensor<D>) {
     auto plain = [](const auto& leaf) {
-      if constexpr (is_recorder_tensor_v<decltype(leaf)>) return at::Tensor(leaf.tensor());
-      else return leaf;
+      if constexpr (is_recorder_tensor_v<decltype(leaf)>)
+        return at::Tensor(leaf.tensor());
+      else
+        return leaf;
     };
     return map_leaves(a, plain);
   } else if constexpr (is_std_vector<D>::value) {

@@ -30,7 +30,8 @@ namespace detail::tensor_values {
 inline at::Tensor detached(const at::Tensor& x) { return x.requires_grad() ? x.detach() : x; }
 
 inline void require_defined(const at::Tensor& x) {
-  if (!x.defined()) throw std::invalid_argument("recorder: reduce: cannot reduce an undefined tensor");
+  if (!x.defined())
+    throw std::invalid_argument("recorder: reduce: cannot reduce an undefined tensor");
 }
 
 inline std::string shape_string(at::IntArrayRef sizes) {
@@ -47,37 +48,40 @@ inline std::string shape_string(at::IntArrayRef sizes) {
 inline void check_shape(const at::Tensor& acc, const at::Tensor& x, const char* what) {
   require_defined(x);
   if (acc.sizes() != x.sizes())
-    throw std::invalid_argument(std::string("recorder: reduce: shape mismatch: ") + what + " has shape " +
-                                shape_string(acc.sizes()) + " but the new value has shape " +
-                                shape_string(x.sizes()) + "; values combined elementwise (sum, mean, " +
-                                "moments, min_max) need one shape");
+    throw std::invalid_argument(
+        std::string("recorder: reduce: shape mismatch: ") + what + " has shape " +
+        shape_string(acc.sizes()) + " but the new value has shape " + shape_string(x.sizes()) +
+        "; values combined elementwise (sum, mean, " + "moments, min_max) need one shape");
 }
 
 /// Makes `acc` the only owner of its storage before a step writes to it in place. A state
 /// copied by value shares its tensors (at::Tensor is a handle); the copy takes its own storage
 /// here, at its first write, so the two stay independent.
 inline void own(at::Tensor& acc) {
-  if (acc.use_count() != 1 || !acc.has_storage() || acc.storage().use_count() != 1 || !acc.is_contiguous())
+  if (acc.use_count() != 1 || !acc.has_storage() || acc.storage().use_count() != 1 ||
+      !acc.is_contiguous())
     acc = acc.clone(at::MemoryFormat::Contiguous);
 }
 
 /// A plain contiguous CPU buffer of `float` or `double`: the fused loops read it by pointer.
 inline bool plain_cpu(const at::Tensor& t) {
-  return t.device().is_cpu() && t.layout() == at::kStrided && t.has_storage() && t.is_contiguous() &&
-         !t.is_conj() && !t.is_neg() &&
+  return t.device().is_cpu() && t.layout() == at::kStrided && t.has_storage() &&
+         t.is_contiguous() && !t.is_conj() && !t.is_neg() &&
          (t.scalar_type() == at::kFloat || t.scalar_type() == at::kDouble);
 }
 
 /// Calls `f(static_cast<const S*>(data))` with `S` the element type of a `plain_cpu` tensor.
 template <class F>
 void with_elements(const at::Tensor& t, F&& f) {
-  if (t.scalar_type() == at::kFloat) f(t.data_ptr<float>());
-  else f(t.data_ptr<double>());
+  if (t.scalar_type() == at::kFloat)
+    f(t.data_ptr<float>());
+  else
+    f(t.data_ptr<double>());
 }
 
 template <class S>
-void welford_loop(double* __restrict mean, double* __restrict m2, const S* __restrict x, std::int64_t size,
-                  double n) {
+void welford_loop(double* __restrict mean, double* __restrict m2, const S* __restrict x,
+                  std::int64_t size, double n) {
   const double inv_n = 1.0 / n;  // one division per update, not per element
   for (std::int64_t i = 0; i < size; ++i) {
     const double v = static_cast<double>(x[i]);
@@ -131,8 +135,8 @@ struct value_ops<at::Tensor> {
   static void assign(at::Tensor& acc, const at::Tensor& x) {
     detail::tensor_values::require_defined(x);
     if (acc.defined() && acc.sizes() == x.sizes() && acc.scalar_type() == x.scalar_type() &&
-        acc.device() == x.device() && x.layout() == at::kStrided && acc.use_count() == 1 && acc.has_storage() &&
-        acc.storage().use_count() == 1 && acc.is_contiguous()) {
+        acc.device() == x.device() && x.layout() == at::kStrided && acc.use_count() == 1 &&
+        acc.has_storage() && acc.storage().use_count() == 1 && acc.is_contiguous()) {
       c10::NoGradGuard no_grad;
       acc.copy_(detail::tensor_values::detached(x));
     } else {
@@ -153,9 +157,7 @@ struct value_ops<at::Tensor> {
     return acc.div(n);
   }
 
-  static void min_into(at::Tensor& acc, const at::Tensor& x) {
-    extreme_into(acc, x, /*min=*/true);
-  }
+  static void min_into(at::Tensor& acc, const at::Tensor& x) { extreme_into(acc, x, /*min=*/true); }
   static void max_into(at::Tensor& acc, const at::Tensor& x) {
     extreme_into(acc, x, /*min=*/false);
   }
@@ -164,7 +166,8 @@ struct value_ops<at::Tensor> {
   static at::Tensor widen(const at::Tensor& x) {
     detail::tensor_values::require_defined(x);
     if (x.is_complex())
-      throw std::invalid_argument("recorder: reduce: running moments of complex tensors are not supported");
+      throw std::invalid_argument(
+          "recorder: reduce: running moments of complex tensors are not supported");
     c10::NoGradGuard no_grad;
     at::Tensor w = at::empty(x.sizes(), x.options().dtype(at::kDouble));
     w.copy_(detail::tensor_values::detached(x));
@@ -176,11 +179,13 @@ struct value_ops<at::Tensor> {
     return at::zeros_like(w, at::MemoryFormat::Contiguous);
   }
 
-  static void welford_update(at::Tensor& mean, at::Tensor& m2, const at::Tensor& x, std::uint64_t n) {
+  static void welford_update(at::Tensor& mean, at::Tensor& m2, const at::Tensor& x,
+                             std::uint64_t n) {
     namespace tv = detail::tensor_values;
     tv::check_shape(mean, x, "the running mean");
     if (x.is_complex())
-      throw std::invalid_argument("recorder: reduce: running moments of complex tensors are not supported");
+      throw std::invalid_argument(
+          "recorder: reduce: running moments of complex tensors are not supported");
     c10::NoGradGuard no_grad;
     tv::own(mean);
     tv::own(m2);
@@ -190,7 +195,8 @@ struct value_ops<at::Tensor> {
         mean.scalar_type() == at::kDouble && m2.scalar_type() == at::kDouble) {
       double* pm = mean.data_ptr<double>();
       double* pm2 = m2.data_ptr<double>();
-      tv::with_elements(xd, [&](const auto* px) { tv::welford_loop(pm, pm2, px, xd.numel(), count); });
+      tv::with_elements(xd,
+                        [&](const auto* px) { tv::welford_loop(pm, pm2, px, xd.numel(), count); });
       return;
     }
     const at::Tensor xw = xd.to(mean.options());
@@ -199,8 +205,8 @@ struct value_ops<at::Tensor> {
     m2.addcmul_(delta, xw.sub(mean));
   }
 
-  static void welford_merge(at::Tensor& mean, at::Tensor& m2, std::uint64_t n, const at::Tensor& mean_b,
-                            const at::Tensor& m2_b, std::uint64_t n_b) {
+  static void welford_merge(at::Tensor& mean, at::Tensor& m2, std::uint64_t n,
+                            const at::Tensor& mean_b, const at::Tensor& m2_b, std::uint64_t n_b) {
     namespace tv = detail::tensor_values;
     if (n_b == 0) return;
     if (n == 0) {
@@ -225,7 +231,8 @@ struct value_ops<at::Tensor> {
     c10::NoGradGuard no_grad;
     const double dof = static_cast<double>(n) - static_cast<double>(correction);
     if (!(dof > 0))
-      return at::empty_like(m2, at::MemoryFormat::Contiguous).fill_(std::numeric_limits<double>::quiet_NaN());
+      return at::empty_like(m2, at::MemoryFormat::Contiguous)
+          .fill_(std::numeric_limits<double>::quiet_NaN());
     return m2.div(dof);
   }
 
@@ -235,21 +242,25 @@ struct value_ops<at::Tensor> {
 
   /// Counts every element of `x` (any shape; floating, integer or bool) as `torch.histc` on a
   /// float64 copy of `x` would, NaN left out.
-  static void histogram_add(at::Tensor& counts, const at::Tensor& x, std::size_t bins, double lo, double hi) {
+  static void histogram_add(at::Tensor& counts, const at::Tensor& x, std::size_t bins, double lo,
+                            double hi) {
     namespace tv = detail::tensor_values;
     tv::require_defined(x);
     const auto nbins = static_cast<std::int64_t>(bins);
     if (counts.dim() != 1 || counts.size(0) != nbins || counts.scalar_type() != at::kLong)
-      throw std::invalid_argument("recorder: reduce: the histogram has " + tv::shape_string(counts.sizes()) +
-                                  " counts, not [" + std::to_string(bins) + "]");
+      throw std::invalid_argument("recorder: reduce: the histogram has " +
+                                  tv::shape_string(counts.sizes()) + " counts, not [" +
+                                  std::to_string(bins) + "]");
     if (x.is_complex())
-      throw std::invalid_argument("recorder: reduce: histograms of complex tensors are not supported");
+      throw std::invalid_argument(
+          "recorder: reduce: histograms of complex tensors are not supported");
     c10::NoGradGuard no_grad;
     const at::Tensor xd = tv::detached(x);
     if (tv::plain_cpu(xd) && counts.device().is_cpu()) {
       tv::own(counts);
       std::int64_t* pc = counts.data_ptr<std::int64_t>();
-      tv::with_elements(xd, [&](const auto* px) { tv::histogram_loop(pc, px, xd.numel(), nbins, lo, hi); });
+      tv::with_elements(
+          xd, [&](const auto* px) { tv::histogram_loop(pc, px, xd.numel(), nbins, lo, hi); });
       return;
     }
     // histc counts in the input's dtype: float64 counts are exact up to 2^53 per call. libtorch
@@ -283,8 +294,10 @@ struct value_ops<at::Tensor> {
     const at::Tensor xd = tv::detached(x);
     at::Tensor r = std::invoke(f, acc, xd);
     if (!r.defined())
-      throw std::invalid_argument("recorder: reduce::custom: the callable returned an undefined tensor");
-    if (r.requires_grad() || (r.has_storage() && xd.has_storage() && r.is_alias_of(xd))) r = copy(r);
+      throw std::invalid_argument(
+          "recorder: reduce::custom: the callable returned an undefined tensor");
+    if (r.requires_grad() || (r.has_storage() && xd.has_storage() && r.is_alias_of(xd)))
+      r = copy(r);
     acc = std::move(r);
   }
 
@@ -300,8 +313,10 @@ struct value_ops<at::Tensor> {
     c10::NoGradGuard no_grad;
     tv::own(acc);
     const at::Tensor xd = tv::detached(x);
-    if (min) at::minimum_out(acc, acc, xd);
-    else at::maximum_out(acc, acc, xd);
+    if (min)
+      at::minimum_out(acc, acc, xd);
+    else
+      at::maximum_out(acc, acc, xd);
   }
 };
 

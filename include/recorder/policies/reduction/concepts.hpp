@@ -66,7 +66,9 @@ namespace recorder::reduce {
 
 /// Part of `reduction`: the type opted in with `using reduction_policy_tag = void;`.
 template <class R>
-concept tagged_reduction = requires { typename R::reduction_policy_tag; };
+concept tagged_reduction = requires {
+  typename R::reduction_policy_tag;
+};
 
 /// Part of `reduction`: `R::name` (a `std::string_view`) and `R::constant_memory` (a `bool`)
 /// are compile-time constants.
@@ -79,23 +81,25 @@ concept described_reduction = requires {
 
 /// Part of `reduction`: `R::state<T>` names a copyable state type.
 template <class R, class T>
-concept has_reduction_state = requires { typename R::template state<T>; } &&
-                              std::copyable<typename R::template state<T>>;
+concept has_reduction_state = requires {
+  typename R::template state<T>;
+}
+&&std::copyable<typename R::template state<T>>;
 
 /// The state `R` keeps for values of type `T`.
 template <class R, class T>
-  requires has_reduction_state<R, T>
+requires has_reduction_state<R, T>
 using state_t = typename R::template state<T>;
 
 /// Part of `reduction`: `init`, `update`, `result` and `count` with the state's type.
 template <class R, class T>
 concept reduction_steps = has_reduction_state<R, T> &&
     requires(const R& r, const T& x, state_t<R, T>& s, const state_t<R, T>& cs) {
-      { r.init(x) } -> std::same_as<state_t<R, T>>;
-      r.update(s, x);
-      r.result(cs);
-      { r.count(cs) } -> std::same_as<std::uint64_t>;
-    };
+  { r.init(x) } -> std::same_as<state_t<R, T>>;
+  r.update(s, x);
+  r.result(cs);
+  { r.count(cs) } -> std::same_as<std::uint64_t>;
+};
 
 /// A policy for what happens to values of type `T` recorded over many passes.
 template <class R, class T>
@@ -104,7 +108,9 @@ concept reduction = tagged_reduction<R> && described_reduction<R> && reduction_s
 /// Part of `mergeable_reduction`: `r.merge(s, other)` folds another state into `s`.
 template <class R, class T>
 concept has_merge = has_reduction_state<R, T> &&
-    requires(const R& r, state_t<R, T>& s, const state_t<R, T>& other) { r.merge(s, other); };
+    requires(const R& r, state_t<R, T>& s, const state_t<R, T>& other) {
+  r.merge(s, other);
+};
 
 /// A reduction whose states built separately can be combined.
 template <class R, class T>
@@ -112,7 +118,7 @@ concept mergeable_reduction = reduction<R, T> && has_merge<R, T>;
 
 /// What `R` gives for values of type `T`: `decltype(r.result(s))`.
 template <class R, class T>
-  requires reduction<R, T>
+requires reduction<R, T>
 using result_t = decltype(std::declval<const R&>().result(std::declval<const state_t<R, T>&>()));
 
 /// `true`, with a `static_assert` naming the first missing part of `reduction<R, T>` otherwise:
@@ -120,23 +126,28 @@ using result_t = decltype(std::declval<const R&>().result(std::declval<const sta
 template <class R, class T>
 consteval bool check_reduction() {
   if constexpr (!tagged_reduction<R>) {
-    static_assert(tagged_reduction<R>,
-                  "recorder: not a reduction policy: add `using reduction_policy_tag = void;` to it "
-                  "(or use a shipped one such as recorder::reduce::Mean, or recorder::reduce::custom(f))");
+    static_assert(
+        tagged_reduction<R>,
+        "recorder: not a reduction policy: add `using reduction_policy_tag = void;` to it "
+        "(or use a shipped one such as recorder::reduce::Mean, or recorder::reduce::custom(f))");
   } else if constexpr (!described_reduction<R>) {
-    static_assert(described_reduction<R>,
-                  "recorder: a reduction needs `static constexpr std::string_view name = \"...\";` and "
-                  "`static constexpr bool constant_memory = ...;`");
+    static_assert(
+        described_reduction<R>,
+        "recorder: a reduction needs `static constexpr std::string_view name = \"...\";` and "
+        "`static constexpr bool constant_memory = ...;`");
   } else if constexpr (!has_reduction_state<R, T>) {
     // A reduction with the `check_values<T>()` hook names the part of `value_ops<T>` it uses and
     // `T` lacks; the general message is for the rest.
     constexpr bool values_ok = [] {
-      if constexpr (requires { R::template check_values<T>(); }) return R::template check_values<T>();
-      else return true;
+      if constexpr (requires { R::template check_values<T>(); })
+        return R::template check_values<T>();
+      else
+        return true;
     }();
-    static_assert(!values_ok || has_reduction_state<R, T>,
-                  "recorder: a reduction needs `template <class T> using state = ...;`, a copyable type "
-                  "(is the value type reducible? for at::Tensor include <recorder/tensor/value_ops.hpp>)");
+    static_assert(
+        !values_ok || has_reduction_state<R, T>,
+        "recorder: a reduction needs `template <class T> using state = ...;`, a copyable type "
+        "(is the value type reducible? for at::Tensor include <recorder/tensor/value_ops.hpp>)");
   } else {
     static_assert(reduction_steps<R, T>,
                   "recorder: a reduction needs const members `state<T> init(const T&)`, "

@@ -68,20 +68,24 @@ struct Custom {
  private:
   template <class T>
   static constexpr void check_signature() {
-    if constexpr (!std::is_invocable_v<const F&, T, const T&> && std::is_invocable_v<F&, T, const T&>) {
+    if constexpr (!std::is_invocable_v<const F&, T, const T&> &&
+                  std::is_invocable_v<F&, T, const T&>) {
       static_assert(std::is_invocable_v<const F&, T, const T&>,
                     "recorder: reduce::custom(f): f is callable only when not const (a `mutable` "
                     "lambda?); reductions are values and call f as const: drop `mutable`, e.g. "
                     "reduce::custom([](T acc, const T& x) { return acc + x; })");
     } else if constexpr (!std::is_invocable_v<const F&, T, const T&>) {
-      static_assert(std::is_invocable_v<const F&, T, const T&>,
-                    "recorder: reduce::custom(f): f must be callable as f(T acc, const T& x), T being "
-                    "the recorded value type, and return the new acc, e.g. "
-                    "reduce::custom([](at::Tensor acc, const at::Tensor& x) { return at::maximum(acc, x); })");
+      static_assert(
+          std::is_invocable_v<const F&, T, const T&>,
+          "recorder: reduce::custom(f): f must be callable as f(T acc, const T& x), T being "
+          "the recorded value type, and return the new acc, e.g. "
+          "reduce::custom([](at::Tensor acc, const at::Tensor& x) { return at::maximum(acc, x); "
+          "})");
     } else {
-      static_assert(std::is_convertible_v<std::invoke_result_t<const F&, T, const T&>, T>,
-                    "recorder: reduce::custom(f): f(acc, x) must return the new acc, a value of the "
-                    "recorded type T (it returns something else, or nothing)");
+      static_assert(
+          std::is_convertible_v<std::invoke_result_t<const F&, T, const T&>, T>,
+          "recorder: reduce::custom(f): f(acc, x) must return the new acc, a value of the "
+          "recorded type T (it returns something else, or nothing)");
     }
   }
 };

@@ -56,16 +56,17 @@ class Histogram {
   /// Throws `std::invalid_argument` unless `bins > 0`, `lo` and `hi` are finite and
   /// `lo < hi` (with `hi - lo` finite).
   Histogram(std::size_t bins, double lo, double hi) : bins_(bins), lo_(lo), hi_(hi) {
-    if (bins == 0) throw std::invalid_argument("recorder: reduce::Histogram needs at least one bin (bins = 0)");
+    if (bins == 0)
+      throw std::invalid_argument("recorder: reduce::Histogram needs at least one bin (bins = 0)");
     if (!std::isfinite(lo) || !std::isfinite(hi))
-      throw std::invalid_argument("recorder: reduce::Histogram needs finite bounds (lo = " + spell(lo) +
-                                  ", hi = " + spell(hi) + ")");
+      throw std::invalid_argument("recorder: reduce::Histogram needs finite bounds (lo = " +
+                                  spell(lo) + ", hi = " + spell(hi) + ")");
     if (!(lo < hi))
       throw std::invalid_argument("recorder: reduce::Histogram needs lo < hi (lo = " + spell(lo) +
                                   ", hi = " + spell(hi) + ")");
     if (!std::isfinite(hi - lo))
-      throw std::invalid_argument("recorder: reduce::Histogram's range hi - lo overflows (lo = " + spell(lo) +
-                                  ", hi = " + spell(hi) + ")");
+      throw std::invalid_argument("recorder: reduce::Histogram's range hi - lo overflows (lo = " +
+                                  spell(lo) + ", hi = " + spell(hi) + ")");
   }
 
   std::size_t bins() const noexcept { return bins_; }

@@ -29,8 +29,9 @@ class CapacityExceeded : public std::length_error {
 
  private:
   static std::string describe(std::size_t cap, std::uint64_t kept, std::size_t needed) {
-    return "keep-all memory cap of " + std::to_string(cap) + " bytes exceeded after " + std::to_string(kept) +
-           (kept == 1 ? " sample" : " samples") + " (the next needs " + std::to_string(needed) + " bytes)";
+    return "keep-all memory cap of " + std::to_string(cap) + " bytes exceeded after " +
+           std::to_string(kept) + (kept == 1 ? " sample" : " samples") + " (the next needs " +
+           std::to_string(needed) + " bytes)";
   }
   std::size_t cap_;
   std::uint64_t kept_;
@@ -110,7 +111,8 @@ struct KeepAll {
 
  private:
   void check(std::size_t used, std::uint64_t kept, std::size_t need) const {
-    if (max_bytes != 0 && (used > max_bytes || need > max_bytes - used)) throw CapacityExceeded(max_bytes, kept, need);
+    if (max_bytes != 0 && (used > max_bytes || need > max_bytes - used))
+      throw CapacityExceeded(max_bytes, kept, need);
   }
 };
 

@@ -44,7 +44,8 @@ struct Moments {
   static constexpr std::string_view name = "moments";
   static constexpr bool constant_memory = true;
 
-  std::int64_t correction = 1;  ///< as `torch.var`: 1 is Bessel's correction, 0 the population variance
+  std::int64_t correction =
+      1;  ///< as `torch.var`: 1 is Bessel's correction, 0 the population variance
 
   /// The part of `value_ops<T>` this reduction uses (`check_reduction` names it when missing).
   template <class T>
@@ -71,7 +72,8 @@ struct Moments {
   /// The mean (a copy), the variance with `correction`, and the count.
   template <has_moment_ops T>
   MomentsResult<wide_t<T>> result(const MomentsState<T>& s) const {
-    return {value_ops<wide_t<T>>::copy(s.mean), value_ops<T>::variance(s.m2, s.count, correction), s.count};
+    return {value_ops<wide_t<T>>::copy(s.mean), value_ops<T>::variance(s.m2, s.count, correction),
+            s.count};
   }
 
   template <has_moment_ops T>

@@ -85,7 +85,7 @@ struct value_ops;
 /// `value_ops` for `bool`, integers and floating-point numbers. Integer sums wrap around as
 /// tensor sums do (two's complement); `divide` truncates back to `T`.
 template <class T>
-  requires std::is_arithmetic_v<T>
+requires std::is_arithmetic_v<T>
 struct value_ops<T> {
   using wide_type = double;
   using histogram_type = std::vector<std::uint64_t>;
@@ -121,8 +121,8 @@ struct value_ops<T> {
     m2 += delta * (v - mean);
   }
 
-  static void welford_merge(wide_type& mean, wide_type& m2, std::uint64_t n, const wide_type& mean_b,
-                            const wide_type& m2_b, std::uint64_t n_b) {
+  static void welford_merge(wide_type& mean, wide_type& m2, std::uint64_t n,
+                            const wide_type& mean_b, const wide_type& m2_b, std::uint64_t n_b) {
     if (n_b == 0) return;
     if (n == 0) {
       mean = mean_b;
@@ -143,7 +143,8 @@ struct value_ops<T> {
 
   static histogram_type histogram_zero(std::size_t bins) { return histogram_type(bins, 0); }
 
-  static void histogram_add(histogram_type& counts, const T& x, std::size_t bins, double lo, double hi) {
+  static void histogram_add(histogram_type& counts, const T& x, std::size_t bins, double lo,
+                            double hi) {
     if (counts.size() != bins) throw std::invalid_argument(bins_mismatch(counts.size(), bins));
     const double v = static_cast<double>(x);
     if (!(v >= lo && v <= hi)) return;  // outside, or NaN
@@ -156,7 +157,8 @@ struct value_ops<T> {
   }
 
   static void histogram_merge(histogram_type& counts, const histogram_type& other) {
-    if (counts.size() != other.size()) throw std::invalid_argument(bins_mismatch(counts.size(), other.size()));
+    if (counts.size() != other.size())
+      throw std::invalid_argument(bins_mismatch(counts.size(), other.size()));
     for (std::size_t i = 0; i < counts.size(); ++i) counts[i] += other[i];
   }
 
@@ -169,12 +171,14 @@ struct value_ops<T> {
 
  private:
   static bool is_nan(const T& x) {
-    if constexpr (std::is_floating_point_v<T>) return std::isnan(x);
-    else return false;
+    if constexpr (std::is_floating_point_v<T>)
+      return std::isnan(x);
+    else
+      return false;
   }
   static std::string bins_mismatch(std::size_t have, std::size_t got) {
-    return "recorder: reduce: histograms of " + std::to_string(have) + " and " + std::to_string(got) +
-           " bins cannot be combined";
+    return "recorder: reduce: histograms of " + std::to_string(have) + " and " +
+           std::to_string(got) + " bins cannot be combined";
   }
 };
 
@@ -208,41 +212,46 @@ concept has_elementwise_ops = requires(T& acc, const T& x, double n) {
 
 /// Part of `reducible`, what `Moments` uses: running moments in `wide_type`.
 template <class T>
-concept has_moment_ops = requires { typename value_ops<T>::wide_type; } &&
-    requires(const T& x, wide_t<T>& w, const wide_t<T>& cw, std::uint64_t n, std::int64_t c) {
-      { value_ops<T>::widen(x) } -> std::same_as<wide_t<T>>;
-      { value_ops<T>::zero_like(cw) } -> std::same_as<wide_t<T>>;
-      value_ops<T>::welford_update(w, w, x, n);
-      value_ops<T>::welford_merge(w, w, n, cw, cw, n);
-      { value_ops<T>::variance(cw, n, c) } -> std::same_as<wide_t<T>>;
-      { value_ops<wide_t<T>>::copy(cw) } -> std::same_as<wide_t<T>>;
-    };
+concept has_moment_ops = requires {
+  typename value_ops<T>::wide_type;
+}
+&&requires(const T& x, wide_t<T>& w, const wide_t<T>& cw, std::uint64_t n, std::int64_t c) {
+  { value_ops<T>::widen(x) } -> std::same_as<wide_t<T>>;
+  { value_ops<T>::zero_like(cw) } -> std::same_as<wide_t<T>>;
+  value_ops<T>::welford_update(w, w, x, n);
+  value_ops<T>::welford_merge(w, w, n, cw, cw, n);
+  { value_ops<T>::variance(cw, n, c) } -> std::same_as<wide_t<T>>;
+  { value_ops<wide_t<T>>::copy(cw) } -> std::same_as<wide_t<T>>;
+};
 
 /// Part of `reducible`, what `Histogram` uses: histograms in `histogram_type`.
 template <class T>
-concept has_histogram_ops = requires { typename value_ops<T>::histogram_type; } &&
-    requires(const T& x, histogram_t<T>& h, const histogram_t<T>& ch, std::size_t bins, double lo) {
-      { value_ops<T>::histogram_zero(bins) } -> std::same_as<histogram_t<T>>;
-      value_ops<T>::histogram_add(h, x, bins, lo, lo);
-      value_ops<T>::histogram_merge(h, ch);
-    };
+concept has_histogram_ops = requires {
+  typename value_ops<T>::histogram_type;
+}
+&&requires(const T& x, histogram_t<T>& h, const histogram_t<T>& ch, std::size_t bins, double lo) {
+  { value_ops<T>::histogram_zero(bins) } -> std::same_as<histogram_t<T>>;
+  value_ops<T>::histogram_add(h, x, bins, lo, lo);
+  value_ops<T>::histogram_merge(h, ch);
+};
 
 /// A value type every shipped reduction accepts: one with all three parts of `value_ops<T>`.
 /// A reduction asks only for the part it uses (`has_elementwise_ops`, `has_moment_ops`,
 /// `has_histogram_ops`). For `at::Tensor`, include `<recorder/tensor/value_ops.hpp>`.
 template <class T>
-concept reducible = std::copyable<T> && has_value_ops<T> && has_elementwise_ops<T> && has_moment_ops<T> &&
-                    has_histogram_ops<T>;
+concept reducible = std::copyable<T> && has_value_ops<T> && has_elementwise_ops<T> &&
+    has_moment_ops<T> && has_histogram_ops<T>;
 
 /// `true` when `T` has the elementwise part of `value_ops`, a `static_assert` saying what to
 /// add otherwise. The shipped reductions' `check_values<T>()` hooks call these checkers, so
 /// `check_reduction<R, T>()` names the part a value type lacks.
 template <class T>
 consteval bool check_elementwise_ops() {
-  static_assert(has_elementwise_ops<T>,
-                "recorder: this reduction needs the elementwise part of recorder::reduce::value_ops<T> "
-                "(has_elementwise_ops): specialize value_ops<T> with static copy, assign, add, divide, "
-                "min_into, max_into and bytes (for at::Tensor include <recorder/tensor/value_ops.hpp>)");
+  static_assert(
+      has_elementwise_ops<T>,
+      "recorder: this reduction needs the elementwise part of recorder::reduce::value_ops<T> "
+      "(has_elementwise_ops): specialize value_ops<T> with static copy, assign, add, divide, "
+      "min_into, max_into and bytes (for at::Tensor include <recorder/tensor/value_ops.hpp>)");
   return has_elementwise_ops<T>;
 }
 
@@ -262,10 +271,11 @@ consteval bool check_moment_ops() {
 /// otherwise.
 template <class T>
 consteval bool check_histogram_ops() {
-  static_assert(has_histogram_ops<T>,
-                "recorder: this reduction needs the histogram part of recorder::reduce::value_ops<T> "
-                "(has_histogram_ops): add `using histogram_type = ...;` and static histogram_zero, "
-                "histogram_add and histogram_merge to value_ops<T>");
+  static_assert(
+      has_histogram_ops<T>,
+      "recorder: this reduction needs the histogram part of recorder::reduce::value_ops<T> "
+      "(has_histogram_ops): add `using histogram_type = ...;` and static histogram_zero, "
+      "histogram_add and histogram_merge to value_ops<T>");
   return has_histogram_ops<T>;
 }
 
