@@ -361,34 +361,7 @@ inline std::string summary(const Trace& trace, const SummaryOptions& options = {
     if (show_depth) header += ":depth-idx";
     header += ')';
     std::vector<std::string> titles;
-    for (SummaryColumn c : options.columns) {
-      switch (c) {
-        case SummaryColumn::input_size:
-          titles.emplace_back("Input Shape");
-          break;
-        case SummaryColumn::output_size:
-          titles.emplace_back("Output Shape");
-          break;
-        case SummaryColumn::num_params:
-          titles.emplace_back("Param #");
-          break;
-        case SummaryColumn::params_percent:
-          titles.emplace_back("Param %");
-          break;
-        case SummaryColumn::kernel_size:
-          titles.emplace_back("Kernel Shape");
-          break;
-        case SummaryColumn::groups:
-          titles.emplace_back("Groups");
-          break;
-        case SummaryColumn::mult_adds:
-          titles.emplace_back("Mult-Adds");
-          break;
-        case SummaryColumn::trainable:
-          titles.emplace_back("Trainable");
-          break;
-      }
-    }
+    for (SummaryColumn c : options.columns) titles.emplace_back(column_title(c));
     row(header, titles);
   }
   out += divider + '\n';

@@ -2,6 +2,8 @@
 /// The options of the torchinfo-style summary table (`recorder::summary`): columns, row
 /// settings and layout, with torchinfo's names and defaults (no libtorch).
 
+#include <cstddef>
+#include <string_view>
 #include <vector>
 
 namespace recorder {
@@ -17,6 +19,13 @@ enum class SummaryColumn {
   mult_adds,       ///< "Mult-Adds": torchinfo's estimate from parameters and output shape
   trainable,       ///< "Trainable": True, False, Partial or --
 };
+
+/// A column's title in the table's header, as torchinfo prints it (in `SummaryColumn` order).
+constexpr std::string_view column_title(SummaryColumn c) noexcept {
+  constexpr std::string_view titles[] = {"Input Shape",  "Output Shape", "Param #",   "Param %",
+                                         "Kernel Shape", "Groups",       "Mult-Adds", "Trainable"};
+  return titles[static_cast<std::size_t>(c)];
+}
 
 /// What a row's label shows, as torchinfo's `row_settings`.
 enum class SummaryRowSetting {

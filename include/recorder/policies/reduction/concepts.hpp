@@ -17,11 +17,10 @@
 /// - `r.merge(s, other)` folds a state of the same reduction, built from other values (another
 ///   process, another data shard), into `s` (`mergeable_reduction`); without it a reduction is
 ///   not mergeable;
-/// - `template <class T> static consteval bool R::check_values()`: `true` when `T` has what `R`
-///   needs of it, a `static_assert` naming the missing part otherwise (the shipped reductions
-///   return `check_elementwise_ops<T>()`, `check_moment_ops<T>()` or `check_histogram_ops<T>()`
-///   of `value_ops.hpp`). `check_reduction` calls it when `R::state<T>` is missing; without it
-///   the message is a general one.
+/// - `using values_part = elementwise_part;` (or `moment_part`, `histogram_part`, of
+///   `value_ops.hpp`): the part of `value_ops<T>` the reduction uses. When `R::state<T>` is
+///   missing, `check_reduction` then says which part `T` lacks and what to add; without it the
+///   message is a general one.
 ///
 /// **Laws** (checked for every shipped model by the laws kit in
 /// `tests/policies/reduction_laws.hpp`)
@@ -55,6 +54,8 @@
 /// };
 /// static_assert(recorder::reduce::mergeable_reduction<Count, double>);
 /// ```
+
+#include <recorder/policies/reduction/value_ops.hpp>
 
 #include <concepts>
 #include <cstdint>
@@ -136,11 +137,11 @@ consteval bool check_reduction() {
         "recorder: a reduction needs `static constexpr std::string_view name = \"...\";` and "
         "`static constexpr bool constant_memory = ...;`");
   } else if constexpr (!has_reduction_state<R, T>) {
-    // A reduction with the `check_values<T>()` hook names the part of `value_ops<T>` it uses and
-    // `T` lacks; the general message is for the rest.
+    // A reduction that names its `values_part` gets the message of the part of `value_ops<T>`
+    // it uses and `T` lacks; the general message is for the rest.
     constexpr bool values_ok = [] {
-      if constexpr (requires { R::template check_values<T>(); })
-        return R::template check_values<T>();
+      if constexpr (requires { typename R::values_part; })
+        return check_part<typename R::values_part, T>();
       else
         return true;
     }();

@@ -10,43 +10,26 @@
 
 namespace recorder::reduce {
 
-/// The state of `Custom<F>`: the accumulator and how many values were folded into it.
-template <class T>
-struct CustomState {
-  T value;
-  std::uint64_t count = 0;
-};
-
 /// Folds the values with a user callable, as torchfunc's `reduction`: the first state is a copy
 /// of the first value, then `acc = f(acc, x)` for every further value. `f` must be callable on
 /// a `const F` as `(T acc, const T& x)` and return the new `T`. For tensors, `f` runs with
 /// autograd off on detached values, and a result that aliases `x` is copied. Not mergeable
 /// (nothing says `f` is associative). Make one with `reduce::custom(f)`.
 template <class F>
-struct Custom {
-  using reduction_policy_tag = void;
+struct Custom : CountedFold {
   static constexpr std::string_view name = "custom";
-  static constexpr bool constant_memory = true;
 
   F f;  ///< `(T acc, const T& x) -> T`
 
-  /// The part of `value_ops<T>` this reduction uses (`check_reduction` names it when missing).
-  template <class T>
-  static consteval bool check_values() {
-    return check_elementwise_ops<T>();
-  }
-
+  /// A copy of the first value, once `f`'s signature is checked.
   template <has_elementwise_ops T>
-  using state = CustomState<T>;
-
-  template <has_elementwise_ops T>
-  CustomState<T> init(const T& first) const {
+  CountedState<T> init(const T& first) const {
     check_signature<T>();
     return {value_ops<T>::copy(first), 1};
   }
 
   template <has_elementwise_ops T>
-  void update(CustomState<T>& s, const T& x) const {
+  void update(CountedState<T>& s, const T& x) const {
     check_signature<T>();
     if constexpr (std::is_invocable_r_v<T, const F&, T, const T&>) {
       value_ops<T>::apply(f, s.value, x);
@@ -56,13 +39,8 @@ struct Custom {
 
   /// A copy of the accumulator.
   template <has_elementwise_ops T>
-  T result(const CustomState<T>& s) const {
+  T result(const CountedState<T>& s) const {
     return value_ops<T>::copy(s.value);
-  }
-
-  template <has_elementwise_ops T>
-  std::uint64_t count(const CustomState<T>& s) const {
-    return s.count;
   }
 
  private:
@@ -94,7 +72,7 @@ struct Custom {
 /// return std::max(acc, x); })` is a running maximum.
 template <class F>
 Custom<std::decay_t<F>> custom(F&& f) {
-  return Custom<std::decay_t<F>>{std::forward<F>(f)};
+  return Custom<std::decay_t<F>>{{}, std::forward<F>(f)};
 }
 
 }  // namespace recorder::reduce

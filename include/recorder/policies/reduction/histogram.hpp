@@ -73,11 +73,7 @@ class Histogram {
   double lo() const noexcept { return lo_; }
   double hi() const noexcept { return hi_; }
 
-  /// The part of `value_ops<T>` this reduction uses (`check_reduction` names it when missing).
-  template <class T>
-  static consteval bool check_values() {
-    return check_histogram_ops<T>();
-  }
+  using values_part = histogram_part;  ///< what it needs of `value_ops<T>`
 
   template <has_histogram_ops T>
   using state = HistogramState<T>;

@@ -58,11 +58,7 @@ struct KeepAll {
 
   std::size_t max_bytes = 0;  ///< 0: no cap
 
-  /// The part of `value_ops<T>` this reduction uses (`check_reduction` names it when missing).
-  template <class T>
-  static consteval bool check_values() {
-    return check_elementwise_ops<T>();
-  }
+  using values_part = elementwise_part;  ///< what it needs of `value_ops<T>`
 
   template <has_elementwise_ops T>
   using state = KeepAllState<T>;

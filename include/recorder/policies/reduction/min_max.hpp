@@ -38,11 +38,7 @@ struct MinMax {
   static constexpr std::string_view name = "min_max";
   static constexpr bool constant_memory = true;
 
-  /// The part of `value_ops<T>` this reduction uses (`check_reduction` names it when missing).
-  template <class T>
-  static consteval bool check_values() {
-    return check_elementwise_ops<T>();
-  }
+  using values_part = elementwise_part;  ///< what it needs of `value_ops<T>`
 
   template <has_elementwise_ops T>
   using state = MinMaxState<T>;

@@ -47,11 +47,7 @@ struct Moments {
   std::int64_t correction =
       1;  ///< as `torch.var`: 1 is Bessel's correction, 0 the population variance
 
-  /// The part of `value_ops<T>` this reduction uses (`check_reduction` names it when missing).
-  template <class T>
-  static consteval bool check_values() {
-    return check_moment_ops<T>();
-  }
+  using values_part = moment_part;  ///< what it needs of `value_ops<T>`
 
   template <has_moment_ops T>
   using state = MomentsState<T>;

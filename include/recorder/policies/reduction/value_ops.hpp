@@ -243,8 +243,9 @@ concept reducible = std::copyable<T> && has_value_ops<T> && has_elementwise_ops<
     has_moment_ops<T> && has_histogram_ops<T>;
 
 /// `true` when `T` has the elementwise part of `value_ops`, a `static_assert` saying what to
-/// add otherwise. The shipped reductions' `check_values<T>()` hooks call these checkers, so
-/// `check_reduction<R, T>()` names the part a value type lacks.
+/// add otherwise. A reduction names the part it uses with `using values_part = ...;` (the tags
+/// below), so `check_reduction<R, T>()` calls the checker of that part and names what a value
+/// type lacks.
 template <class T>
 consteval bool check_elementwise_ops() {
   static_assert(
@@ -278,5 +279,52 @@ consteval bool check_histogram_ops() {
       "histogram_add and histogram_merge to value_ops<T>");
   return has_histogram_ops<T>;
 }
+
+/// The parts of `value_ops<T>` a reduction can name as its `values_part`.
+struct elementwise_part {};  ///< `has_elementwise_ops`: Sum, Mean, Last, MinMax, KeepAll, custom
+struct moment_part {};       ///< `has_moment_ops`: Moments
+struct histogram_part {};    ///< `has_histogram_ops`: Histogram
+
+/// The checker of part `Part` for values of type `T` (`check_elementwise_ops<T>()`, ...).
+template <class Part, class T>
+consteval bool check_part() {
+  if constexpr (std::is_same_v<Part, moment_part>)
+    return check_moment_ops<T>();
+  else if constexpr (std::is_same_v<Part, histogram_part>)
+    return check_histogram_ops<T>();
+  else
+    return check_elementwise_ops<T>();
+}
+
+/// The state of the reductions that fold every value into one `T` (Sum, Mean, Last, custom):
+/// the folded value and how many values it holds.
+template <class T>
+struct CountedState {
+  T value;
+  std::uint64_t count = 0;
+};
+
+/// What the reductions that fold every value into one `T` share (Sum, Last, custom; Mean
+/// through Sum): the tag, constant memory, the elementwise part of `value_ops<T>`, the state, a
+/// copy of the first value as the first step, and the count. Each adds its name, `update`,
+/// `result` and, when mergeable, `merge`.
+struct CountedFold {
+  using reduction_policy_tag = void;
+  static constexpr bool constant_memory = true;
+  using values_part = elementwise_part;  ///< what it needs of `value_ops<T>`
+
+  template <has_elementwise_ops T>
+  using state = CountedState<T>;
+
+  template <has_elementwise_ops T>
+  CountedState<T> init(const T& first) const {
+    return {value_ops<T>::copy(first), 1};
+  }
+
+  template <has_elementwise_ops T>
+  std::uint64_t count(const CountedState<T>& s) const {
+    return s.count;
+  }
+};
 
 }  // namespace recorder::reduce
