@@ -26,7 +26,7 @@ cost() {
   for ((i = 0; i < runs; ++i)); do
     out="$( { /usr/bin/time -f '%U %S %M' "$cxx" "${flags[@]}" "$tu" >/dev/null; } 2>&1 | tail -1)"
     read -r u s k <<<"$out"
-    t+=("$(echo "$u + $s" | bc)")
+    t+=("$(printf '%.2f' "$(echo "$u + $s" | bc)")")
     m+=("$((k / 1024))")
   done
   printf '%s %s\n' "$(printf '%s\n' "${t[@]}" | sort -n | sed -n "$(( (runs + 1) / 2 ))p")" \
@@ -42,7 +42,8 @@ echo "| \`<recorder/recorder.hpp>\` (includes torch.h) | $umb_s | $umb_mb | $(ec
 # The torch-free headers: those that include nothing of libtorch, directly or through others.
 cd "$root/include"
 for h in $(find recorder -name '*.hpp' | sort); do
-  if "$cxx" -std=c++20 -I"$root/include" "${torch_inc[@]}" -M "$h" 2>/dev/null | grep -qE '/(torch|ATen|c10|caffe2)/'; then
+  deps="$("$cxx" -std=c++20 -I"$root/include" "${torch_inc[@]}" -M "$h" 2>/dev/null || true)"
+  if grep -qE '/(torch|ATen|c10|caffe2)/' <<<"$deps"; then
     continue
   fi
   read -r s mb <<<"$(cost "$h")"
