@@ -4,37 +4,15 @@
 // message naming the missing part).
 #include <boost/test/unit_test.hpp>
 
+#include "../support/metres.hpp"
+
 #include <recorder/policies/reduction.hpp>
 
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
-namespace {
-
-/// A user's value type: a length in metres, with elementwise arithmetic only (no moments, no
-/// histograms).
-struct Metres {
-  double v = 0;
-  friend bool operator==(const Metres&, const Metres&) = default;
-};
-
-}  // namespace
-
-template <>
-struct recorder::reduce::value_ops<Metres> {
-  static Metres copy(const Metres& x) { return x; }
-  static void assign(Metres& acc, const Metres& x) { acc = x; }
-  static void add(Metres& acc, const Metres& x) { acc.v += x.v; }
-  static Metres divide(const Metres& acc, double n) { return {acc.v / n}; }
-  static void min_into(Metres& acc, const Metres& x) {
-    if (x.v < acc.v) acc = x;
-  }
-  static void max_into(Metres& acc, const Metres& x) {
-    if (x.v > acc.v) acc = x;
-  }
-  static std::size_t bytes(const Metres&) { return sizeof(Metres); }
-};
+using test::Metres;
 
 namespace reduce = recorder::reduce;
 
