@@ -45,7 +45,7 @@
 #include "ratio_reporter.hpp"
 #include "templated.hpp"
 
-#include <recorder/recorder.hpp>
+#include <recorder/script.hpp>
 
 #include <torch/csrc/jit/runtime/graph_executor.h>
 #include <torch/script.h>

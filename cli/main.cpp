@@ -12,7 +12,7 @@
 #include "options.hpp"
 
 #include <recorder/capture/save.hpp>
-#include <recorder/recorder.hpp>
+#include <recorder/script.hpp>
 
 #include <CLI/CLI.hpp>
 

@@ -1,7 +1,7 @@
 // A TorchScript file exported from Python, traced as it is:
 //   python3 -c "import torch, torchvision; torch.jit.script(torchvision.models.resnet18()).save('resnet18.pt')"
 //   ./script_model resnet18.pt
-#include <recorder/recorder.hpp>
+#include <recorder/script.hpp>
 
 #include <iostream>
 

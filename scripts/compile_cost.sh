@@ -7,8 +7,8 @@
 # Prints a Markdown table: <torch/torch.h> alone, the umbrella <recorder/recorder.hpp> (which
 # includes torch.h) with its ratio to torch.h alone, then every torch-free header of
 # include/recorder (the `recorder::core` set: no libtorch include) on its own. CPU time, not wall
-# time, so another job on the machine changes the numbers little. Needs libtorch-dev,
-# librange-v3-dev and libboost-dev (scripts/lib.sh installs them).
+# time, so another job on the machine changes the numbers little. Needs libtorch-dev
+# and libboost-dev (scripts/lib.sh installs them).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 runs="${1:-3}"

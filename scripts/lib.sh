@@ -11,7 +11,7 @@ RECORDER_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 RECORDER_BUILD_DIR="${RECORDER_BUILD_DIR:-$RECORDER_ROOT/build}"
 RECORDER_BUILD_TYPE="${RECORDER_BUILD_TYPE:-Release}"
 
-RECORDER_PACKAGES=(cmake g++ libtorch-dev librange-v3-dev libboost-dev libboost-test-dev
+RECORDER_PACKAGES=(cmake g++ libtorch-dev libboost-dev libboost-test-dev
                    graphviz libgraphviz-dev libbenchmark-dev python3-torch
                    python3-torchvision libcli11-dev)
 

@@ -1,7 +1,9 @@
 #pragma once
 /// Umbrella header: libtorch, the traced tensor, module adapters, the tracer, activation
-/// recording and every renderer (saving recordings: `<recorder/capture/save.hpp>`, which adds
-/// libtorch's pickler).
+/// recording and every renderer. Two features have headers of their own, each adding a part of
+/// libtorch that costs every translation unit including it: tracing TorchScript models
+/// (`<recorder/script.hpp>`, which includes this one) and saving recordings
+/// (`<recorder/capture/save.hpp>`, libtorch's pickler).
 
 #include <torch/torch.h>
 
@@ -35,5 +37,4 @@
 #include <recorder/capture/activations.hpp>
 #include <recorder/adapters/containers.hpp>
 #include <recorder/adapters/module.hpp>
-#include <recorder/script/load.hpp>
 #include <recorder/tracer.hpp>

@@ -6,7 +6,6 @@
 #include <recorder/front/recording.hpp>
 #include <recorder/graph/trace.hpp>
 #include <recorder/policies/recording.hpp>
-#include <recorder/script/run.hpp>
 #include <recorder/tensor/nested.hpp>
 #include <recorder/tensor/recorder_tensor.hpp>
 #include <recorder/tensor/session.hpp>
@@ -25,6 +24,20 @@
 namespace recorder {
 
 namespace detail {
+
+namespace script {
+class ScriptCache;
+/// The TorchScript front end, which `Tracer::run` reaches through its model type `M` (so that a
+/// translation unit compiles it only when it traces a TorchScript model): `<recorder/script.hpp>`
+/// specializes it for `torch::jit::Module` with `make_cache`, `run_plain` and `trace`.
+template <class M>
+struct FrontEnd;
+/// True once `<recorder/script.hpp>` is included.
+template <class M>
+inline constexpr bool front_end_included = requires {
+  FrontEnd<M>::included;
+};
+}  // namespace script
 
 /// RAII: sets the model's train/eval mode and restores it, also when the forward throws.
 class ModeGuard {
@@ -173,7 +186,8 @@ class Tracer {
 
   /// Runs TorchScript model `model` (from `torch::jit::load` or `recorder::load_model`) once on
   /// `inputs` (tensors, or anything a `c10::IValue` holds) and returns the trace; `output` is
-  /// what its `forward` returned.
+  /// what its `forward` returned. Needs `#include <recorder/script.hpp>` (the TorchScript front
+  /// end, kept out of `recorder.hpp` so that templated models do not compile it).
   ///
   /// ```
   /// auto m = torch::jit::load("resnet18.pt");
@@ -185,21 +199,27 @@ class Tracer {
   /// modules with `record::AtenOps`); tensors by identity; parameters. The tracer records a
   /// private copy of the model that shares its parameters (made on the first run and kept by
   /// the tracer: reuse a tracer to trace a model many times); the model itself is not changed.
-  template <class... In>
+  template <std::same_as<torch::jit::Module> M, class... In>
   requires(std::constructible_from<c10::IValue, const In&>&&...) Traced<c10::IValue> run(
-      const torch::jit::Module& model, const In&... inputs) {
+      const M& model, const In&... inputs) {
     return run(model, std::vector<c10::IValue>{c10::IValue(inputs)...});
   }
 
   /// `run(model, inputs...)` with the inputs as a list.
-  Traced<c10::IValue> run(const torch::jit::Module& model, std::vector<c10::IValue> inputs) {
-    if constexpr (!policy_type::records_graph) {
-      return detail::script::run_plain(model, std::move(inputs), options_);
+  template <std::same_as<torch::jit::Module> M>
+  Traced<c10::IValue> run(const M& model, std::vector<c10::IValue> inputs) {
+    using FrontEnd = detail::script::FrontEnd<M>;
+    if constexpr (!detail::script::front_end_included<M>) {
+      static_assert(detail::script::front_end_included<M>,
+                    "recorder::Tracer::run: tracing a TorchScript model needs "
+                    "#include <recorder/script.hpp>");
+      return {};
+    } else if constexpr (!policy_type::records_graph) {
+      return FrontEnd::run_plain(model, std::move(inputs), options_);
     } else {
-      if (!script_cache_) script_cache_ = std::make_shared<detail::script::ScriptCache>();
-      return detail::script::trace(*script_cache_, model, std::move(inputs), options_,
-                                   detail::call_hooks_of(policy_),
-                                   record::observes_ops<policy_type>);
+      if (!script_cache_) script_cache_ = FrontEnd::make_cache();
+      return FrontEnd::trace(*script_cache_, model, std::move(inputs), options_,
+                             detail::call_hooks_of(policy_), record::observes_ops<policy_type>);
     }
   }
 

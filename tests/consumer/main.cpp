@@ -4,9 +4,8 @@
 #include <recorder/graph/graph.hpp>
 #include <recorder/graph/views.hpp>
 
-#include <range/v3/range/conversion.hpp>
-
 #include <cstdint>
+#include <ranges>
 #include <iostream>
 #include <vector>
 
@@ -34,8 +33,8 @@ int main() {
   g.add_edge(relu, y);
 
   const auto tensors = recorder::views::count(g, NodeKind::tensor);
-  const auto calls = ranges::to<std::vector>(recorder::views::module_calls(g)).size();
-  const auto relus = ranges::to<std::vector>(recorder::views::functions_named(g, "relu")).size();
+  const auto calls = std::ranges::distance(recorder::views::module_calls(g));
+  const auto relus = std::ranges::distance(recorder::views::functions_named(g, "relu"));
 
   std::cout << "recorder " << recorder::version << ": " << g.size() << " nodes, " << g.edge_count()
             << " edges, " << calls << " module calls, " << tensors << " intermediate tensor, "

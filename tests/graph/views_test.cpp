@@ -1,19 +1,27 @@
-/// Range-v3 views over the graph: kinds, classes, children, neighbours, counts.
+/// Standard views over the graph: kinds, classes, children, neighbours, counts.
 #define BOOST_TEST_MODULE graph_views
 #include <boost/test/unit_test.hpp>
 
 #include <recorder/graph/graph.hpp>
 #include <recorder/graph/views.hpp>
 
-#include <range/v3/range/conversion.hpp>
-
 #include <cstdint>
+#include <ranges>
+#include <utility>
 #include <vector>
 
 using namespace recorder;
 using Ids = std::vector<NodeId>;
 
 namespace {
+
+/// The ids a view yields, in order.
+template <std::ranges::input_range R>
+Ids collect(R&& r) {
+  Ids out;
+  for (NodeId id : r) out.push_back(id);
+  return out;
+}
 
 std::vector<std::uint32_t> values(const Ids& ids) {
   std::vector<std::uint32_t> out;
@@ -73,45 +81,45 @@ struct Small {
 
 BOOST_AUTO_TEST_CASE(nodes_and_kinds) {
   const Small s;
-  BOOST_TEST(ranges::distance(views::nodes(s.g)) == static_cast<std::ptrdiff_t>(s.g.size()));
-  BOOST_TEST(values(views::of_kind(s.g, NodeKind::function) | ranges::to<Ids>()) ==
+  BOOST_TEST(std::ranges::distance(views::nodes(s.g)) == static_cast<std::ptrdiff_t>(s.g.size()));
+  BOOST_TEST(values(collect(views::of_kind(s.g, NodeKind::function))) ==
                  (std::vector<std::uint32_t>{s.relu.value, s.add.value}),
              boost::test_tools::per_element());
   BOOST_TEST(
-      values(views::module_calls(s.g) | ranges::to<Ids>()) ==
+      values(collect(views::module_calls(s.g))) ==
           (std::vector<std::uint32_t>{s.root.value, s.conv1.value, s.block.value, s.conv2.value}),
       boost::test_tools::per_element());
-  BOOST_TEST(values(views::calls_of_class(s.g, "Conv2d") | ranges::to<Ids>()) ==
+  BOOST_TEST(values(collect(views::calls_of_class(s.g, "Conv2d"))) ==
                  (std::vector<std::uint32_t>{s.conv1.value, s.conv2.value}),
              boost::test_tools::per_element());
-  BOOST_TEST(ranges::distance(views::calls_of_class(s.g, "Missing")) == 0);
-  BOOST_TEST(values(views::functions_named(s.g, "add") | ranges::to<Ids>()) ==
+  BOOST_TEST(std::ranges::distance(views::calls_of_class(s.g, "Missing")) == 0);
+  BOOST_TEST(values(collect(views::functions_named(s.g, "add"))) ==
                  (std::vector<std::uint32_t>{s.add.value}),
              boost::test_tools::per_element());
 }
 
 BOOST_AUTO_TEST_CASE(children_are_direct_only) {
   const Small s;
-  BOOST_TEST(values(views::children(s.g, s.block) | ranges::to<Ids>()) ==
+  BOOST_TEST(values(collect(views::children(s.g, s.block))) ==
                  (std::vector<std::uint32_t>{s.conv2.value, s.t3.value}),
              boost::test_tools::per_element());
-  const Ids root_children = views::children(s.g, s.root) | ranges::to<Ids>();
+  const Ids root_children = collect(views::children(s.g, s.root));
   BOOST_TEST(root_children.size() == 7u);  // conv1 t1 relu t2 block add t4
   for (NodeId id : root_children) BOOST_TEST(s.g.node(id).depth == 1u);
-  BOOST_TEST(ranges::distance(views::children(s.g, s.conv2)) == 0);
+  BOOST_TEST(std::ranges::distance(views::children(s.g, s.conv2)) == 0);
 }
 
 BOOST_AUTO_TEST_CASE(predecessors_and_successors) {
   const Small s;
-  BOOST_TEST(values(views::predecessors(s.g, s.add) | ranges::to<Ids>()) ==
+  BOOST_TEST(values(collect(views::predecessors(s.g, s.add))) ==
                  (std::vector<std::uint32_t>{s.t3.value, s.x.value}),
              boost::test_tools::per_element());
-  BOOST_TEST(values(views::successors(s.g, s.x) | ranges::to<Ids>()) ==
+  BOOST_TEST(values(collect(views::successors(s.g, s.x))) ==
                  (std::vector<std::uint32_t>{s.conv1.value, s.add.value}),
              boost::test_tools::per_element());
-  BOOST_TEST(ranges::distance(views::predecessors(s.g, s.x)) == 0);
-  BOOST_TEST(ranges::distance(views::successors(s.g, s.out)) == 0);
-  BOOST_TEST(ranges::distance(views::predecessors(s.g, s.block)) == 0);  // composite: no edges
+  BOOST_TEST(std::ranges::distance(views::predecessors(s.g, s.x)) == 0);
+  BOOST_TEST(std::ranges::distance(views::successors(s.g, s.out)) == 0);
+  BOOST_TEST(std::ranges::distance(views::predecessors(s.g, s.block)) == 0);  // composite: no edges
 }
 
 BOOST_AUTO_TEST_CASE(counts) {
@@ -126,10 +134,31 @@ BOOST_AUTO_TEST_CASE(counts) {
   BOOST_TEST(total == s.g.size());
 }
 
+// Every query is a standard view: forward, copyable, composable with the std adaptors.
+static_assert(std::ranges::view<decltype(views::module_calls(std::declval<const Graph&>()))>);
+static_assert(std::ranges::forward_range<decltype(views::nodes(std::declval<const Graph&>()))>);
+static_assert(
+    std::ranges::forward_range<decltype(views::successors(std::declval<const Graph&>(), {}))>);
+
+BOOST_AUTO_TEST_CASE(compose_with_standard_adaptors) {
+  const Small s;
+  std::vector<std::uint32_t> depths;
+  for (std::uint32_t d : views::module_calls(s.g) | std::views::transform([&](NodeId id) {
+                           return s.g.node(id).depth;
+                         }) | std::views::drop(1))
+    depths.push_back(d);
+  BOOST_TEST(depths == (std::vector<std::uint32_t>{1, 1, 2}), boost::test_tools::per_element());
+  const auto convs = views::calls_of_class(s.g, "Conv2d");
+  const auto copy = convs;  // a view is a value: copies iterate the same nodes
+  BOOST_TEST(values(collect(copy)) == values(collect(convs)), boost::test_tools::per_element());
+  const auto into_add = views::predecessors(s.g, s.add);
+  BOOST_TEST((*into_add.begin()).value == s.t3.value);
+}
+
 BOOST_AUTO_TEST_CASE(views_see_later_appends) {
   Small s;
   auto functions = views::of_kind(s.g, NodeKind::function);
-  BOOST_TEST(ranges::distance(functions) == 2);
+  BOOST_TEST(std::ranges::distance(functions) == 2);
   s.g.add_function("mul", s.root, 1);
-  BOOST_TEST(ranges::distance(views::of_kind(s.g, NodeKind::function)) == 3);
+  BOOST_TEST(std::ranges::distance(views::of_kind(s.g, NodeKind::function)) == 3);
 }

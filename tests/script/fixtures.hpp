@@ -1,7 +1,7 @@
 #pragma once
 /// The TorchScript test models (written by make_models.py at test time) and helpers over traces.
 
-#include <recorder/recorder.hpp>
+#include <recorder/script.hpp>
 
 #include <filesystem>
 #include <fstream>
