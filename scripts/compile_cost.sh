@@ -5,7 +5,8 @@
 #   ./scripts/compile_cost.sh [runs]        (default 3 runs; the median is printed)
 #
 # Prints a Markdown table: <torch/torch.h> alone, the umbrella <recorder/recorder.hpp> (which
-# includes torch.h) with its ratio to torch.h alone, then every torch-free header of
+# includes torch.h) and <recorder/script.hpp> (the umbrella plus the TorchScript front end) with
+# their ratios to torch.h alone, then every torch-free header of
 # include/recorder (the `recorder::core` set: no libtorch include) on its own. CPU time, not wall
 # time, so another job on the machine changes the numbers little. Needs libtorch-dev
 # and libboost-dev (scripts/lib.sh installs them).
@@ -35,10 +36,12 @@ cost() {
 
 read -r torch_s torch_mb <<<"$(cost torch/torch.h)"
 read -r umb_s umb_mb <<<"$(cost recorder/recorder.hpp)"
+read -r scr_s scr_mb <<<"$(cost recorder/script.hpp)"
 echo "| header | CPU s | peak MB | vs torch.h |"
 echo "|---|---:|---:|---:|"
 echo "| \`<torch/torch.h>\` alone | $torch_s | $torch_mb | 1.00 |"
 echo "| \`<recorder/recorder.hpp>\` (includes torch.h) | $umb_s | $umb_mb | $(echo "scale=2; $umb_s / $torch_s" | bc) |"
+echo "| \`<recorder/script.hpp>\` (recorder.hpp + TorchScript) | $scr_s | $scr_mb | $(echo "scale=2; $scr_s / $torch_s" | bc) |"
 # The torch-free headers: those that include nothing of libtorch, directly or through others.
 cd "$root/include"
 for h in $(find recorder -name '*.hpp' | sort); do

@@ -9,8 +9,7 @@
 
 #include <recorder/render/visible.hpp>
 
-#include <range/v3/range/conversion.hpp>
-
+#include <ranges>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -375,8 +374,7 @@ BOOST_AUTO_TEST_CASE(leaf_modules_take_tuple_state_and_constants_enter_the_trace
   BOOST_TEST(cell_inputs == (std::vector<std::size_t>{3, 3, 3, 3}),
              boost::test_tools::per_element());
   // The second cell reads the first cell's c and the first LeakyReLU's h.
-  const auto cells =
-      recorder::views::calls_of_class(t.graph, "LSTMCell") | ranges::to<std::vector>();
+  const auto cells = recorder::views::collect(recorder::views::calls_of_class(t.graph, "LSTMCell"));
   const auto& second = t.graph.call(cells[1]).inputs;
   BOOST_TEST(t.graph.tensor(second[2]).producer == cells[0]);
   BOOST_TEST(t.graph.label(t.graph.tensor(second[1]).producer) == "LeakyReLU");
@@ -405,7 +403,7 @@ BOOST_AUTO_TEST_CASE(aten_ops_policy_records_the_ops_inside_leaf_modules,
   const NodeId out = t.graph.call(fc1).outputs.at(0);
   const NodeId addmm = t.graph.tensor(out).producer;
   BOOST_TEST(t.graph.label(addmm) == "addmm");
-  const auto ins = recorder::views::predecessors(t.graph, addmm) | ranges::to<std::vector>();
+  const auto ins = recorder::views::collect(recorder::views::predecessors(t.graph, addmm));
   BOOST_REQUIRE(ins.size() == 3u);
   BOOST_TEST(t.graph.kind(ins[0]) == NodeKind::parameter);
   BOOST_TEST(t.graph.kind(ins[1]) == NodeKind::input);
@@ -414,6 +412,6 @@ BOOST_AUTO_TEST_CASE(aten_ops_policy_records_the_ops_inside_leaf_modules,
   auto plain_trace = Graph{}.run(mlp, x);
   BOOST_TEST(test::describe_visible(t, {}) == test::describe_visible(plain_trace, {}));
   // Outside leaf forwards nothing is observed: the two relu calls are the traced ones.
-  BOOST_TEST(ranges::distance(recorder::views::functions_named(t.graph, "relu")) == 2);
+  BOOST_TEST(std::ranges::distance(recorder::views::functions_named(t.graph, "relu")) == 2);
 #endif
 }

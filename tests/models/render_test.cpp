@@ -12,6 +12,7 @@
 #include "models/transformer.hpp"
 #include "peer_models.hpp"
 
+#include <ranges>
 #include <optional>
 #include <string>
 #include <utility>
@@ -68,8 +69,8 @@ BOOST_AUTO_TEST_CASE(torchview_roll_recursive_net_counts) {
   const auto x = torch::randn({2, 3});
   auto t = Graph{}.run(model, x);
   BOOST_TEST(t.output.sizes() == (std::vector<int64_t>{2, 2}));
-  BOOST_TEST(ranges::distance(recorder::views::calls_of_class(t.graph, "LSTMCell")) == 4);
-  BOOST_TEST(ranges::distance(recorder::views::calls_of_class(t.graph, "LeakyReLU")) == 4);
+  BOOST_TEST(std::ranges::distance(recorder::views::calls_of_class(t.graph, "LSTMCell")) == 4);
+  BOOST_TEST(std::ranges::distance(recorder::views::calls_of_class(t.graph, "LeakyReLU")) == 4);
   BOOST_TEST(counts(t, {.roll = false}).first == 10u);
   BOOST_TEST(counts(t, {.roll = true}).first == 5u);
   recorder::testing::check_golden(

@@ -13,6 +13,7 @@
 
 #include <torch/csrc/jit/runtime/graph_executor.h>
 
+#include <ranges>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -134,7 +135,7 @@ BOOST_AUTO_TEST_CASE(module_paths_classes_labels_and_call_indices_of_resnet18) {
   BOOST_TEST(t.graph.module_of(downsample).param_count == 8448u);
   BOOST_TEST(t.graph.module_of(recorder::resolve_one(t.graph, "layer1.0.relu#1")).class_name ==
              "ReLU");
-  BOOST_TEST(ranges::distance(recorder::views::calls_of_class(t.graph, "Conv2d")) == 20);
+  BOOST_TEST(std::ranges::distance(recorder::views::calls_of_class(t.graph, "Conv2d")) == 20);
   BOOST_TEST(recorder::resolve(t.graph, recorder::by_class("BasicBlock")).size() == 8u);
   // Parameters as the module registers them, with torchinfo's kernel_size and groups.
   const auto& conv1 = t.graph.module_of(recorder::resolve_one(t.graph, "conv1"));
@@ -344,8 +345,8 @@ BOOST_AUTO_TEST_CASE(frozen_models_trace_as_a_flat_op_graph_with_one_warning) {
              boost::test_tools::per_element());
   // Batch norm folded into the convolutions: 20 conv2d, 17 relu_, 8 add_, and the rest.
   BOOST_TEST(script_test::count(t, NodeKind::function) == 49u);
-  BOOST_TEST(ranges::distance(recorder::views::functions_named(t.graph, "conv2d")) == 20);
-  BOOST_TEST(ranges::distance(recorder::views::functions_named(t.graph, "add")) == 8);
+  BOOST_TEST(std::ranges::distance(recorder::views::functions_named(t.graph, "conv2d")) == 20);
+  BOOST_TEST(std::ranges::distance(recorder::views::functions_named(t.graph, "add")) == 8);
   BOOST_TEST(t.total_params == 0u);
   BOOST_TEST(recorder::visible_graph(t.graph, {}).nodes.size() == 51u);  // input, 49 ops, output
   BOOST_TEST(!recorder::summary(t).empty());

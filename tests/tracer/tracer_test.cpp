@@ -10,8 +10,7 @@
 
 #include <recorder/render/visible.hpp>
 
-#include <range/v3/range/conversion.hpp>
-
+#include <ranges>
 #include <map>
 #include <string>
 #include <vector>
@@ -103,7 +102,7 @@ BOOST_AUTO_TEST_CASE(resnet18_counts_at_full_depth) {
 
   // Output [1, 1000] on the output node and on fc's call.
   const auto outputs =
-      recorder::views::of_kind(t.graph, NodeKind::output) | ranges::to<std::vector>();
+      recorder::views::collect(recorder::views::of_kind(t.graph, NodeKind::output));
   BOOST_REQUIRE(outputs.size() == 1u);
   BOOST_TEST(shape_str(t.graph, outputs[0]) == "[1, 1000]");
   // The residual adds are in place (`out += identity`), as torchvision writes them.
@@ -195,7 +194,7 @@ BOOST_AUTO_TEST_CASE(lstm_outputs_all_three_tensors) {
                                                "output-2 [2, 100, 512]"}),
              boost::test_tools::per_element());
   // The LSTM call has all three outputs: output, h and c.
-  const auto lstm = recorder::views::calls_of_class(t.graph, "LSTM") | ranges::to<std::vector>();
+  const auto lstm = recorder::views::collect(recorder::views::calls_of_class(t.graph, "LSTM"));
   BOOST_REQUIRE(lstm.size() == 1u);
   std::vector<std::string> shapes;
   for (auto o : t.graph.call(lstm[0]).outputs) shapes.push_back(shape_str(t.graph, o));
@@ -221,7 +220,7 @@ BOOST_AUTO_TEST_CASE(transformer_encoder_structure) {
   // embedding 6,400 + 2 x (MHA 16,640 + FF 33,088 + 2 LayerNorm 256) + head 6,500
   BOOST_TEST(t.total_params == 112868u);
   const auto count_class = [&](const char* c) {
-    return static_cast<int>(ranges::distance(recorder::views::calls_of_class(t.graph, c)));
+    return static_cast<int>(std::ranges::distance(recorder::views::calls_of_class(t.graph, c)));
   };
   BOOST_TEST(count_class("EncoderLayer") == 2);
   BOOST_TEST(count_class("MultiheadAttention") == 2);
@@ -241,9 +240,9 @@ BOOST_AUTO_TEST_CASE(transformer_encoder_structure) {
     BOOST_TEST(shape_str(t.graph, t.graph.call(c).outputs[1]) == "[2, 10, 10]");
   }
   // Functions recorded inside the composite layers: mul (scale), relu, 2 residual adds per layer.
-  BOOST_TEST(ranges::distance(recorder::views::functions_named(t.graph, "add")) == 4);
-  BOOST_TEST(ranges::distance(recorder::views::functions_named(t.graph, "relu")) == 2);
-  BOOST_TEST(ranges::distance(recorder::views::functions_named(t.graph, "mul")) == 1);
+  BOOST_TEST(std::ranges::distance(recorder::views::functions_named(t.graph, "add")) == 4);
+  BOOST_TEST(std::ranges::distance(recorder::views::functions_named(t.graph, "relu")) == 2);
+  BOOST_TEST(std::ranges::distance(recorder::views::functions_named(t.graph, "mul")) == 1);
   for (auto f : recorder::views::functions_named(t.graph, "relu"))
     BOOST_TEST(t.graph.module_of(t.graph.node(f).parent).class_name == "EncoderLayer");
 }

@@ -311,4 +311,20 @@ class Graph {
   std::shared_ptr<std::deque<std::string>> strings_;
 };
 
+// The names of a module call, shared by the renderers and layer addresses (graph/address.hpp).
+
+/// torchinfo's depth-index label of module call `call`: "2-3". Needs a module call node.
+inline std::string depth_index_label(const Graph& g, NodeId call) {
+  return std::to_string(g.node(call).depth) + '-' + std::to_string(g.call(call).depth_index);
+}
+
+/// The path address of module call `call`: "layer1.0.conv1", with "#k" when its module was
+/// called more than once ("layer1.0.relu#1"); "<root>" for the root.
+inline std::string path_address(const Graph& g, NodeId call) {
+  const ModuleInfo& m = g.module_of(call);
+  std::string s = m.path.empty() ? std::string("<root>") : m.path;
+  if (m.calls > 1) s += '#' + std::to_string(g.call(call).call_index);
+  return s;
+}
+
 }  // namespace recorder

@@ -17,6 +17,7 @@
 #include <iterator>
 #include <ranges>
 #include <string_view>
+#include <vector>
 
 namespace recorder::views {
 
@@ -30,10 +31,10 @@ concept over_edges = requires(const Rule& r, const Graph& g, const Edge& e) {
 }  // namespace rule
 
 /// The nodes (or edge ends) that `Rule` keeps, in recording order: a lazy forward view of
-/// `NodeId`s that reads the graph when iterated. `Rule` is a small value (copyable, so the view
-/// is).
+/// `NodeId`s that reads the graph when iterated, with `std::ranges::view_interface`'s `front()`,
+/// `empty()` and `operator bool`. `Rule` is a small value (copyable, so the view is).
 template <class Rule>
-class Selection : public std::ranges::view_base {
+class Selection : public std::ranges::view_interface<Selection<Rule>> {
  public:
   Selection() = default;
   Selection(const Graph& g, Rule rule) : g_(&g), rule_(rule) {}
@@ -167,6 +168,14 @@ inline Selection<rule::Neighbours> predecessors(const Graph& g, NodeId id) {
 /// Targets of the edges that start at `id`, in execution order.
 inline Selection<rule::Neighbours> successors(const Graph& g, NodeId id) {
   return {g, {.node = id, .towards = false}};
+}
+
+/// The ids `view` yields, in order, as a vector (what C++23's `std::ranges::to` would give).
+template <class Rule>
+std::vector<NodeId> collect(const Selection<Rule>& view) {
+  std::vector<NodeId> ids;
+  for (NodeId id : view) ids.push_back(id);
+  return ids;
 }
 
 /// How many nodes are of kind `k`.

@@ -4,7 +4,6 @@
 
 #include <recorder/detail/escape.hpp>
 #include <recorder/detail/text.hpp>
-#include <recorder/graph/address.hpp>
 #include <recorder/graph/trace.hpp>
 #include <recorder/render/labels.hpp>
 #include <recorder/render/options.hpp>

@@ -2,7 +2,6 @@
 /// A torchinfo-style summary table of a trace: `recorder::summary(trace)` and `backend::Summary`.
 
 #include <recorder/detail/text.hpp>
-#include <recorder/graph/address.hpp>
 #include <recorder/graph/mult_adds.hpp>
 #include <recorder/graph/trace.hpp>
 #include <recorder/render/labels.hpp>
