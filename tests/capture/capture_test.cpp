@@ -24,17 +24,6 @@ using recorder::LayerAddress;
 
 namespace {
 
-/// The message of whatever `f` throws ("<no exception>" when it returns).
-template <class E = std::exception, class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  }
-  return "<no exception>";
-}
-
 bool contains(const std::string& s, const std::string& part) {
   return s.find(part) != std::string::npos;
 }
@@ -159,7 +148,7 @@ BOOST_AUTO_TEST_CASE(every_way_to_address_a_layer) {
   BOOST_TEST(run(recorder::all_layers()) == (V{"fc1", "fc2", "fc3"}),
              boost::test_tools::per_element());
   BOOST_TEST(
-      error_of<std::invalid_argument>([] { rr::ForwardOutput<rd::Last> none({}); }) ==
+      test::error_of<std::invalid_argument>([] { rr::ForwardOutput<rd::Last> none({}); }) ==
       "recorder: a forward_output recording needs at least one layer address, e.g. {\"fc2\"}, "
       "{recorder::by_class(\"Conv2d\")} or {recorder::all_layers()}");
   BOOST_TEST(
@@ -178,11 +167,12 @@ BOOST_AUTO_TEST_CASE(every_way_to_address_a_layer) {
   BOOST_TEST(out[recorder::by_index(1)].key == "fc2");
   BOOST_TEST(torch::equal(out["fc3"].result(), traced.output));
   BOOST_TEST(
-      error_of<recorder::UnknownLayer>([&] { (void)out["fc4"]; }) ==
+      test::error_of<recorder::UnknownLayer>([&] { (void)out["fc4"]; }) ==
       "recorder: unknown layer 'fc4': no recorded layer has this address; recorded: fc1, fc2, fc3");
-  BOOST_TEST(error_of<recorder::AmbiguousLayer>([&] { (void)out[recorder::by_class("Linear")]; }) ==
-             "recorder: layer 'by_class(\"Linear\")' is ambiguous: 3 recorded layers match: fc1, "
-             "fc2, fc3");
+  BOOST_TEST(
+      test::error_of<recorder::AmbiguousLayer>([&] { (void)out[recorder::by_class("Linear")]; }) ==
+      "recorder: layer 'by_class(\"Linear\")' is ambiguous: 3 recorded layers match: fc1, "
+      "fc2, fc3");
 }
 
 // scio: "not all requested activations were found". The forward runs, what ran is kept, and
@@ -209,7 +199,7 @@ BOOST_AUTO_TEST_CASE(a_requested_layer_that_never_ran_is_an_error_after_the_forw
 
   rr::ForwardOutput<rd::Last> deep({"3-1"});
   recorder::Tracer<rr::ForwardOutput<rd::Last>> tracer2({}, deep);
-  BOOST_TEST(error_of<recorder::UnknownLayer>([&] {
+  BOOST_TEST(test::error_of<recorder::UnknownLayer>([&] {
                tracer2.run(mlp, torch::randn({1, 784}));
              }) ==
              "recorder: unknown layer '3-1': no module call at depth 3; valid depths: 0, 1; "
@@ -463,10 +453,10 @@ BOOST_AUTO_TEST_CASE(a_bare_path_records_every_call_of_a_module_called_twice) {
   BOOST_TEST(out["fc#1"].samples() == 2u);
   BOOST_TEST(out[recorder::by_path("fc", 1)].key == "fc#1");
   BOOST_TEST(out["1-2"].key == "fc#1");  // each call has its own label, as in the summary
-  BOOST_TEST(error_of<recorder::AmbiguousLayer>([&] { (void)out["fc"]; }) ==
+  BOOST_TEST(test::error_of<recorder::AmbiguousLayer>([&] { (void)out["fc"]; }) ==
              "recorder: layer 'fc' is ambiguous: 2 recorded layers match: fc#0, fc#1");
   BOOST_TEST(
-      error_of<recorder::UnknownLayer>([&] { (void)out["fc#2"]; }) ==
+      test::error_of<recorder::UnknownLayer>([&] { (void)out["fc#2"]; }) ==
       "recorder: unknown layer 'fc#2': no recorded layer has this address; recorded: fc#0, fc#1");
 
   // The graph-wide resolution agrees: the bare path is both calls, each named by its key, and
@@ -543,21 +533,21 @@ BOOST_AUTO_TEST_CASE(save_and_load_back) {
   BOOST_TEST(torch::equal(one.at("mean").toTensor(), moments["fc2"].result().mean));
 
   // An unwritable place is an error naming it, and nothing is half-written.
-  const std::string message =
-      error_of<std::runtime_error>([&] { recorder::save(moments, dir.path / "missing" / "x.pt"); });
+  const std::string message = test::error_of<std::runtime_error>(
+      [&] { recorder::save(moments, dir.path / "missing" / "x.pt"); });
   BOOST_TEST(contains(message, "missing/x.pt"));
   BOOST_TEST(!std::filesystem::exists(dir.path / "missing"));
-  BOOST_TEST(error_of<recorder::FileError>([&] {
+  BOOST_TEST(test::error_of<recorder::FileError>([&] {
                (void)recorder::load_recording(dir.path / "nothing.pt");
              }) == "recorder: cannot read '" + (dir.path / "nothing.pt").string() +
                        "': No such file or directory");
   // Every writer follows one rule: it makes its target, never a missing parent folder.
-  BOOST_TEST(error_of<recorder::FileError>([&] {
+  BOOST_TEST(test::error_of<recorder::FileError>([&] {
                recorder::save(moments, dir.path / "missing" / "x.pt");
              }) == "recorder: cannot write '" + (dir.path / "missing" / "x.pt").string() +
                        "': No such file or directory (folder '" + (dir.path / "missing").string() +
                        "' does not exist)");
-  BOOST_TEST(error_of<recorder::FileError>([&] {
+  BOOST_TEST(test::error_of<recorder::FileError>([&] {
                recorder::save_per_layer(moments, dir.path / "missing" / "sub");
              }) == "recorder: cannot create folder '" + (dir.path / "missing" / "sub").string() +
                        "': No such file or directory (folder '" + (dir.path / "missing").string() +

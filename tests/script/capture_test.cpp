@@ -287,4 +287,34 @@ BOOST_AUTO_TEST_CASE(python_forward_hooks_agree_with_the_recorded_activations) {
 #endif
 }
 
+// The TorchScript twin of capture's bare-path case: a bare path selects every call of its module,
+// one record per call keyed by the graph's `path_address` ("fc#0", "fc#1"), and names no single
+// record itself.
+BOOST_AUTO_TEST_CASE(a_bare_path_records_every_call_of_a_module_called_twice) {
+  auto m = load("twice_script.pt");
+  rr::ForwardOutput<rd::KeepAll> out({"fc"});
+  recorder::Tracer<rr::ForwardOutput<rd::KeepAll>> tracer(eval, out);
+  const at::Tensor x = torch::randn({2, 3});
+  const auto traced = tracer.run(m, x);
+  tracer.run(m, x * 2);
+  using V = std::vector<std::string>;
+  BOOST_TEST(out.keys() == (V{"fc#0", "fc#1"}), boost::test_tools::per_element());
+  for (int k = 0; k < 2; ++k) {
+    torch::NoGradGuard no_grad;
+    const at::Tensor first = call(m, "fc", k == 0 ? x : x * 2);
+    BOOST_TEST(torch::equal(out["fc#0"].result()[static_cast<std::size_t>(k)], first));
+    BOOST_TEST(
+        torch::equal(out["fc#1"].result()[static_cast<std::size_t>(k)], call(m, "fc", first)));
+  }
+  BOOST_TEST(out["fc#1"].samples() == 2u);
+  BOOST_TEST(out[recorder::by_path("fc", 1)].key == "fc#1");
+  BOOST_TEST(out["1-2"].key == "fc#1");
+  BOOST_TEST(test::error_of<recorder::AmbiguousLayer>([&] { (void)out["fc"]; }) ==
+             "recorder: layer 'fc' is ambiguous: 2 recorded layers match: fc#0, fc#1");
+  const auto calls = recorder::resolve(traced.graph, "fc");
+  BOOST_REQUIRE(calls.size() == 2u);
+  for (std::size_t k = 0; k < calls.size(); ++k)
+    BOOST_TEST(recorder::path_address(traced.graph, calls[k]) == out.records()[k]->key);
+}
+
 BOOST_AUTO_TEST_SUITE_END()

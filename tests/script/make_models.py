@@ -196,6 +196,18 @@ class Tied(nn.Module):
         return self.b(self.a(x))
 
 
+class Twice(nn.Module):
+    """One Linear called twice, then a head: a bare path "fc" selects both calls."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+        self.head = nn.Linear(3, 2)
+
+    def forward(self, x):
+        return self.head(self.fc(self.fc(x)))
+
+
 class TwoInputs(nn.Module):
     """Two inputs of different dtypes: features [seq, batch, 64] and token ids [seq, batch]."""
 
@@ -274,6 +286,7 @@ torch.jit.script(TransformerEncoderModel().eval()).save(path("transformer_script
 torch.jit.script(Custom()).save(path("custom_script.pt"))
 torch.jit.script(Tied()).save(path("tied_script.pt"))
 torch.jit.script(TwoInputs()).save(path("two_inputs_script.pt"))
+torch.jit.script(Twice()).save(path("twice_script.pt"))
 
 # Inputs the command line reads: one tensor, a list of batches.
 torch.save([torch.randn(2, 784) for _ in range(3)], path("mlp_batches.pt"))

@@ -8,6 +8,17 @@
 
 namespace test {
 
+/// The message of the `E` that `f` throws ("<no exception>" when it returns).
+template <class E = std::exception, class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const E& e) {
+    return e.what();
+  }
+  return "<no exception>";
+}
+
 /// The message of the exception nested in a `TraceError` `f` throws: what the model itself
 /// threw ("<no exception>" when `f` throws none).
 template <class F>
