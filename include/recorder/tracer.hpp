@@ -29,13 +29,13 @@ namespace script {
 class ScriptCache;
 /// The TorchScript front end, which `Tracer::run` reaches through its model type `M` (so that a
 /// translation unit compiles it only when it traces a TorchScript model): `<recorder/script.hpp>`
-/// specializes it for `torch::jit::Module` with `make_cache`, `run_plain` and `trace`.
+/// specializes it for `torch::jit::Module`: its `Cache` type, `run_plain` and `trace`.
 template <class M>
 struct FrontEnd;
 /// True once `<recorder/script.hpp>` is included.
 template <class M>
 inline constexpr bool front_end_included = requires {
-  FrontEnd<M>::included;
+  typename FrontEnd<M>::Cache;
 };
 }  // namespace script
 
@@ -217,7 +217,7 @@ class Tracer {
     } else if constexpr (!policy_type::records_graph) {
       return FrontEnd::run_plain(model, std::move(inputs), options_);
     } else {
-      if (!script_cache_) script_cache_ = FrontEnd::make_cache();
+      if (!script_cache_) script_cache_ = std::make_shared<typename FrontEnd::Cache>();
       return FrontEnd::trace(*script_cache_, model, std::move(inputs), options_,
                              detail::call_hooks_of(policy_), record::observes_ops<policy_type>);
     }

@@ -532,19 +532,9 @@ inline Traced<c10::IValue> trace(ScriptCache& cache, const torch::jit::Module& m
 /// What `Tracer::run` calls for a TorchScript model (declared in tracer.hpp).
 template <>
 struct FrontEnd<torch::jit::Module> {
-  static constexpr bool included = true;
-  static std::shared_ptr<ScriptCache> make_cache() { return std::make_shared<ScriptCache>(); }
-  static Traced<c10::IValue> run_plain(const torch::jit::Module& model,
-                                       std::vector<c10::IValue> inputs,
-                                       const TraceOptions& options) {
-    return script::run_plain(model, std::move(inputs), options);
-  }
-  static Traced<c10::IValue> trace(ScriptCache& cache, const torch::jit::Module& model,
-                                   std::vector<c10::IValue> inputs, const TraceOptions& options,
-                                   std::vector<CallHooks*> hooks, bool observe_leaves) {
-    return script::trace(cache, model, std::move(inputs), options, std::move(hooks),
-                         observe_leaves);
-  }
+  using Cache = ScriptCache;
+  static constexpr auto* run_plain = &script::run_plain;
+  static constexpr auto* trace = &script::trace;
 };
 
 }  // namespace recorder::detail::script
