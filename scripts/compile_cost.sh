@@ -20,23 +20,33 @@ trap 'rm -rf "$work"' EXIT
 torch_inc=(-isystem /usr/include/torch/csrc/api/include)
 flags=(-std=c++20 -O3 -DNDEBUG -D_GLIBCXX_USE_CXX11_ABI=1 -I"$root/include" "${torch_inc[@]}" -c -o /dev/null)
 
+# once <header>: "<cpu s> <peak MB>" of one compilation of a TU including it.
+once() {
+  local tu="$work/tu.cpp" out u s k
+  printf '#include <%s>\n' "$1" > "$tu"
+  out="$( { /usr/bin/time -f '%U %S %M' "$cxx" "${flags[@]}" "$tu" >/dev/null; } 2>&1 | tail -1)"
+  read -r u s k <<<"$out"
+  printf '%.2f %s\n' "$(echo "$u + $s" | bc)" "$((k / 1024))"
+}
+# median <file> <column>: the median of a column of "<cpu s> <peak MB>" lines.
+median() { cut -d' ' -f"$2" "$1" | sort -n | sed -n "$(( ($(wc -l <"$1") + 1) / 2 ))p"; }
 # cost <header>: "<median cpu s> <median peak MB>" over $runs compilations of a TU including it.
 cost() {
-  local tu="$work/tu.cpp" t=() m=() i out
-  printf '#include <%s>\n' "$1" > "$tu"
-  for ((i = 0; i < runs; ++i)); do
-    out="$( { /usr/bin/time -f '%U %S %M' "$cxx" "${flags[@]}" "$tu" >/dev/null; } 2>&1 | tail -1)"
-    read -r u s k <<<"$out"
-    t+=("$(printf '%.2f' "$(echo "$u + $s" | bc)")")
-    m+=("$((k / 1024))")
-  done
-  printf '%s %s\n' "$(printf '%s\n' "${t[@]}" | sort -n | sed -n "$(( (runs + 1) / 2 ))p")" \
-                   "$(printf '%s\n' "${m[@]}" | sort -n | sed -n "$(( (runs + 1) / 2 ))p")"
+  local i
+  : >"$work/runs"
+  for ((i = 0; i < runs; ++i)); do once "$1" >>"$work/runs"; done
+  echo "$(median "$work/runs" 1) $(median "$work/runs" 2)"
 }
 
-read -r torch_s torch_mb <<<"$(cost torch/torch.h)"
-read -r umb_s umb_mb <<<"$(cost recorder/recorder.hpp)"
-read -r scr_s scr_mb <<<"$(cost recorder/script.hpp)"
+# The three headers that include libtorch are compiled in turn, run after run, so a machine
+# whose speed drifts (another VM, memory reclaim) moves all three alike and their ratios hold.
+heavy=(torch/torch.h recorder/recorder.hpp recorder/script.hpp)
+for ((i = 0; i < runs; ++i)); do
+  for j in 0 1 2; do once "${heavy[$j]}" >>"$work/heavy$j"; done
+done
+torch_s="$(median "$work/heavy0" 1)" torch_mb="$(median "$work/heavy0" 2)"
+umb_s="$(median "$work/heavy1" 1)" umb_mb="$(median "$work/heavy1" 2)"
+scr_s="$(median "$work/heavy2" 1)" scr_mb="$(median "$work/heavy2" 2)"
 echo "| header | CPU s | peak MB | vs torch.h |"
 echo "|---|---:|---:|---:|"
 echo "| \`<torch/torch.h>\` alone | $torch_s | $torch_mb | 1.00 |"

@@ -18,7 +18,6 @@
 #include <optional>
 #include <string>
 #include <type_traits>
-#include <unordered_set>
 #include <utility>
 
 namespace recorder {
@@ -56,10 +55,9 @@ class ModeGuard {
 };
 
 /// Adds every parameter below `m` to `seen` (by TensorImpl), without building names.
-inline void collect_parameters(const torch::nn::Module& m, std::unordered_set<const void*>& seen,
-                               ModelFacts& facts) {
+inline void collect_parameters(const torch::nn::Module& m, IdMap& seen, ModelFacts& facts) {
   for (const auto& p : m.parameters(/*recurse=*/false)) {
-    if (!seen.insert(p.unsafeGetTensorImpl()).second) continue;
+    if (!seen.insert(IdMap::key_of(p.unsafeGetTensorImpl()))) continue;
     facts.total_params += static_cast<std::uint64_t>(p.numel());
     if (p.requires_grad()) facts.trainable_params += static_cast<std::uint64_t>(p.numel());
   }
@@ -71,7 +69,7 @@ inline void collect_parameters(const torch::nn::Module& m, std::unordered_set<co
 inline ModelFacts model_facts(const torch::nn::Module& model) {
   ModelFacts facts;
   facts.class_name = class_name_of(model);
-  std::unordered_set<const void*> seen;
+  IdMap seen;  // TensorImpls counted
   collect_parameters(model, seen, facts);
   return facts;
 }

@@ -44,10 +44,10 @@ inline void learn_child_paths(Session& s, const torch::nn::Module& m, const std:
 /// called itself), or "" when the parent did not register it.
 inline std::string find_path(Session& s, const torch::nn::Module& parent,
                              const std::string& parent_path, const torch::nn::Module* child) {
-  if (auto it = s.known_paths.find(child); it != s.known_paths.end()) return it->second;
+  if (const std::string* p = s.known_paths.find(child)) return *p;
   for (const auto& item : parent.named_modules("", /*include_self=*/false))
     s.known_paths.try_emplace(item.value().get(), join_path(parent_path, item.key()));
-  if (auto it = s.known_paths.find(child); it != s.known_paths.end()) return it->second;
+  if (const std::string* p = s.known_paths.find(child)) return *p;
   return {};
 }
 
@@ -56,7 +56,7 @@ inline std::string find_path(Session& s, const torch::nn::Module& parent,
 /// submodules counts in each; `Trace::total_params` counts it once.
 inline std::pair<std::uint64_t, std::uint64_t> count_parameters(Session& s,
                                                                 const torch::nn::Module& m) {
-  if (auto it = s.param_counts.find(&m); it != s.param_counts.end()) return it->second;
+  if (const auto* n = s.param_counts.find(&m)) return *n;
   std::pair<std::uint64_t, std::uint64_t> n{0, 0};
   for (const auto& p : m.parameters(/*recurse=*/false)) {
     const auto k = static_cast<std::uint64_t>(p.numel());
@@ -68,7 +68,7 @@ inline std::pair<std::uint64_t, std::uint64_t> count_parameters(Session& s,
     n.first += c.first;
     n.second += c.second;
   }
-  s.param_counts.emplace(&m, n);
+  s.param_counts.try_emplace(&m, n);
   return n;
 }
 
@@ -117,7 +117,7 @@ inline void describe_attributes(const torch::nn::Module& m, ModuleInfo& info) {
 /// The id of module object `m` in this session, registering it on first sight. Its path is
 /// found from the module running now (the parent) by pointer identity.
 inline ModuleId module_id(Session& s, const torch::nn::Module& m, bool leaf) {
-  if (auto it = s.modules.find(&m); it != s.modules.end()) return it->second;
+  if (const ModuleId* id = s.modules.find(&m)) return *id;
   ModuleInfo info;
   info.class_name = class_name_of(m);
   info.leaf = leaf;
@@ -138,7 +138,7 @@ inline ModuleId module_id(Session& s, const torch::nn::Module& m, bool leaf) {
   describe_attributes(m, info);
   if (!leaf) learn_child_paths(s, m, info.path);
   const ModuleId id = s.graph.add_module(std::move(info));
-  s.modules.emplace(&m, id);
+  s.modules.try_emplace(&m, id);
   s.module_objects.push_back(&m);
   return id;
 }
@@ -146,7 +146,7 @@ inline ModuleId module_id(Session& s, const torch::nn::Module& m, bool leaf) {
 /// The submodules of plain C++ module `m` its ops can be attributed to (`observe/attribution.hpp`),
 /// made once per session; null when none owns a parameter.
 inline const Submodules* submodules_of(Session& s, const torch::nn::Module& m) {
-  if (auto it = s.submodules.find(&m); it != s.submodules.end()) return it->second.get();
+  if (const auto* subs = s.submodules.find(&m)) return subs->get();
   auto subs = std::make_shared<Submodules>();
   std::vector<std::string> names;
   for (const auto& item : m.named_modules("", /*include_self=*/false)) {
@@ -174,7 +174,7 @@ inline const Submodules* submodules_of(Session& s, const torch::nn::Module& m) {
     return module_id(session, *static_cast<const torch::nn::Module*>(object), leaf);
   };
   if (subs->owner.empty()) subs.reset();
-  return s.submodules.emplace(&m, std::move(subs)).first->second.get();
+  return s.submodules.try_emplace(&m, std::move(subs)).first->get();
 }
 
 }  // namespace recorder::detail

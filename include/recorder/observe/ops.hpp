@@ -18,7 +18,6 @@
 #include <memory>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -52,9 +51,9 @@ struct OpInfo {
 class OpTable {
  public:
   const OpInfo& of(const at::RecordFunction& fn) {
-    const char* key = fn.name();
-    if (auto it = ops_.find(key); it != ops_.end()) return it->second;
-    return ops_.emplace(key, describe(fn)).first->second;
+    const void* key = fn.name();
+    if (const auto* info = ops_.find(key)) return **info;
+    return **ops_.try_emplace(key, std::make_unique<const OpInfo>(describe(fn))).first;
   }
 
   static OpInfo describe(const at::RecordFunction& fn) {
@@ -85,7 +84,7 @@ class OpTable {
   }
 
  private:
-  std::unordered_map<const char*, OpInfo> ops_;
+  IdTable<std::unique_ptr<const OpInfo>> ops_;  // by name pointer; an OpInfo never moves
 };
 
 /// The node each tensor seen so far is, by TensorImpl. An entry holds a weak reference to its
@@ -193,7 +192,7 @@ struct ObservedOps : OpRecorder {
   int uncaught = 0;            ///< `std::uncaught_exceptions()` when it started
   std::string failed_op;       ///< the first outermost op that threw, if any
   /// Interned names of the ops recorded in this session, by `OpInfo`.
-  std::unordered_map<const OpInfo*, std::string_view> names;
+  IdTable<std::string_view> names;
 
   /// Starts watching op `info` (an outermost one) without recording it: if it throws, its name
   /// becomes `failed_op`.
@@ -229,9 +228,8 @@ struct ObservedOps : OpRecorder {
   }
 
   std::string_view name_of(const OpInfo& info) {
-    auto [it, fresh] = names.try_emplace(&info);
-    if (fresh) it->second = session->intern(info.name);
-    return it->second;
+    if (const std::string_view* name = names.find(&info)) return *name;
+    return *names.try_emplace(&info, session->intern(info.name)).first;
   }
 };
 

@@ -2,17 +2,15 @@
 /// The visible graph: which recorded nodes and edges a picture shows at a given depth.
 
 #include <recorder/graph/graph.hpp>
+#include <recorder/detail/id_map.hpp>
 #include <recorder/render/options.hpp>
 
 #include <algorithm>
 #include <cstdint>
 #include <limits>
-#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 namespace recorder {
@@ -258,28 +256,29 @@ inline VisibleGraph visible_graph(const Graph& g, const RenderOptions& options) 
     if (!drawn[i] && is_op(NodeId{i}) && folding[i].valid()) vg.rep_[i] = vg.rep_[folding[i].value];
 
   // Opened leaf calls: their first and last drawn op inside, and the tensors consumed inside.
-  std::unordered_map<std::uint32_t, std::pair<std::uint32_t, std::uint32_t>> through;
-  std::unordered_set<std::uint64_t> consumed_inside;  // (tensor << 32) | opened call
+  detail::IdMap through;          // opened call -> (first op << 32) | last op
+  detail::IdMap consumed_inside;  // (tensor << 32) | opened call
   if (any_opened) {
     for (std::uint32_t i = 0; i < n; ++i) {
       const NodeId parent = g.node(NodeId{i}).parent;
       if (!parent.valid() || parent.value >= n || !opened[parent.value] || !drawn[i] ||
           !is_op(NodeId{i}))
         continue;
-      auto [it, fresh] = through.try_emplace(parent.value, vg.rep_[i], vg.rep_[i]);
-      if (!fresh) it->second.second = vg.rep_[i];
+      auto [v, fresh] =
+          through.try_emplace(parent.value, detail::IdMap::pair_key(vg.rep_[i], vg.rep_[i]));
+      if (!fresh) *v = detail::IdMap::pair_key(static_cast<std::uint32_t>(*v >> 32), vg.rep_[i]);
     }
     for (const Edge& e : g.edges()) {
       if (e.from.value >= n || e.to.value >= n) continue;
       const NodeId parent = g.node(e.to).parent;
       if (parent.valid() && parent.value < n && opened[parent.value])
-        consumed_inside.insert((std::uint64_t{e.from.value} << 32) | parent.value);
+        consumed_inside.insert(detail::IdMap::pair_key(e.from.value, parent.value));
     }
   }
   const auto op_rep = [&](NodeId a) -> std::uint32_t {
     if (vg.rep_[a.value] != none || !any_opened || !opened[a.value]) return vg.rep_[a.value];
-    const auto it = through.find(a.value);
-    return it == through.end() ? none : it->second.second;
+    const std::uint64_t* v = through.find(a.value);
+    return v == nullptr ? none : static_cast<std::uint32_t>(*v);
   };
 
   const auto source = [&](NodeId a) -> std::uint32_t {
@@ -299,17 +298,17 @@ inline VisibleGraph visible_graph(const Graph& g, const RenderOptions& options) 
   };
   const auto target = [&](NodeId from, NodeId b) -> std::uint32_t {
     if (any_opened && opened[b.value] && !drawn[b.value]) {
-      if (consumed_inside.contains((std::uint64_t{from.value} << 32) | b.value)) return none;
-      const auto it = through.find(b.value);
-      return it == through.end() ? none : it->second.first;
+      if (consumed_inside.contains(detail::IdMap::pair_key(from.value, b.value))) return none;
+      const std::uint64_t* v = through.find(b.value);
+      return v == nullptr ? none : static_cast<std::uint32_t>(*v >> 32);
     }
     if (drawn[b.value] || is_op(b)) return vg.rep_[b.value];
     return none;
   };
 
-  std::unordered_map<std::uint64_t, std::uint32_t> edge_of;  // (s << 32) | t -> edge index
-  std::vector<NodeId> first_flow;                            // per edge: its first tensor
-  std::unordered_set<std::uint64_t> more_flows;              // (edge << 32) | later tensor
+  detail::IdMap edge_of;           // (s << 32) | t -> edge index
+  std::vector<NodeId> first_flow;  // per edge: its first tensor
+  detail::IdMap more_flows;        // (edge << 32) | later tensor
   for (const Edge& e : g.edges()) {
     if (e.from.value >= n || e.to.value >= n) continue;
     const NodeKind from_kind = g.kind(e.from);
@@ -324,14 +323,14 @@ inline VisibleGraph visible_graph(const Graph& g, const RenderOptions& options) 
     const std::uint32_t t = target(e.from, e.to);
     if (s == none || t == none || s == t) continue;
     const NodeId flow = is_tensor_kind(from_kind) ? e.from : e.to;
-    const auto [it, fresh] = edge_of.try_emplace((std::uint64_t{s} << 32) | t,
-                                                 static_cast<std::uint32_t>(vg.edges.size()));
+    const auto [v, fresh] = edge_of.try_emplace(detail::IdMap::pair_key(s, t), vg.edges.size());
+    const auto edge = static_cast<std::uint32_t>(*v);
     if (fresh) {
       vg.edges.push_back(VisibleEdge{s, t, 1});
       first_flow.push_back(flow);
-    } else if (first_flow[it->second] != flow &&
-               more_flows.insert((std::uint64_t{it->second} << 32) | flow.value).second) {
-      ++vg.edges[it->second].count;
+    } else if (first_flow[edge] != flow &&
+               more_flows.insert(detail::IdMap::pair_key(edge, flow.value))) {
+      ++vg.edges[edge].count;
     }
   }
 
@@ -370,11 +369,13 @@ inline void VisibleGraph::roll(const Graph& g) {
 
   // Keys are interned as vectors: {tag, identity..., sorted consumer classes...}.
   enum : std::uint64_t { tensor_key, stateful_key, stateless_module_key, function_key, later_key };
-  std::map<std::vector<std::uint64_t>, std::uint32_t> classes;
-  std::map<std::string_view, std::uint64_t> op_ids;
-  const auto intern = [&](std::vector<std::uint64_t> key) {
-    return classes.try_emplace(std::move(key), static_cast<std::uint32_t>(classes.size()))
-        .first->second;
+  detail::StringIds classes;  // a key's bytes -> its class
+  detail::StringIds op_ids;
+  const auto intern = [&](const std::vector<std::uint64_t>& key) {
+    return classes
+        .id(std::string_view(reinterpret_cast<const char*>(key.data()),
+                             key.size() * sizeof(std::uint64_t)))
+        .first;
   };
   std::vector<std::uint32_t> cls(m, 0);
   for (std::uint32_t i = m; i-- > 0;) {
@@ -388,7 +389,7 @@ inline void VisibleGraph::roll(const Graph& g) {
       if (v.kind == NodeKind::module) {
         key = {stateless_module_key, g.call(v.node).module.value};
       } else {
-        const auto op = op_ids.try_emplace(g.function(v.node).op, op_ids.size()).first->second;
+        const std::uint64_t op = op_ids.id(g.function(v.node).op).first;
         key = {function_key, op, g.node(v.node).inplace ? 1u : 0u};
       }
       std::vector<std::uint64_t> feeds;
@@ -397,7 +398,7 @@ inline void VisibleGraph::roll(const Graph& g) {
       feeds.erase(std::unique(feeds.begin(), feeds.end()), feeds.end());
       key.insert(key.end(), feeds.begin(), feeds.end());
     }
-    cls[i] = intern(std::move(key));
+    cls[i] = intern(key);
   }
 
   const auto common_cluster = [&](std::int32_t a, std::int32_t b) {
@@ -415,14 +416,14 @@ inline void VisibleGraph::roll(const Graph& g) {
   // Clusters of calls of one module with parameters merge into the first one; its parent is
   // the innermost cluster around all of theirs. The others end up empty and are pruned.
   std::vector<std::int32_t> same_cluster(clusters.size());
-  std::map<std::uint32_t, std::int32_t> cluster_of_module;
+  detail::IdMap cluster_of_module;  // module -> its first cluster
   for (std::size_t k = 0; k < clusters.size(); ++k) {
     const auto self = static_cast<std::int32_t>(k);
     const NodeId call = clusters[k].call;
-    same_cluster[k] =
-        g.module_of(call).param_count == 0
-            ? self
-            : cluster_of_module.try_emplace(g.call(call).module.value, self).first->second;
+    same_cluster[k] = g.module_of(call).param_count == 0
+                          ? self
+                          : static_cast<std::int32_t>(
+                                *cluster_of_module.try_emplace(g.call(call).module.value, k).first);
   }
   for (std::size_t k = 0; k < clusters.size(); ++k) {
     const auto self = static_cast<std::int32_t>(k);
@@ -439,18 +440,17 @@ inline void VisibleGraph::roll(const Graph& g) {
   for (VisibleNode& v : nodes)
     if (v.cluster >= 0) v.cluster = same_cluster[static_cast<std::size_t>(v.cluster)];
 
-  std::unordered_map<std::uint32_t, std::uint32_t> index_of_class;
+  detail::IdMap index_of_class;
   std::vector<std::uint32_t> moved(m);
   std::vector<VisibleNode> rolled;
   for (std::uint32_t i = 0; i < m; ++i) {
-    const auto [it, fresh] =
-        index_of_class.try_emplace(cls[i], static_cast<std::uint32_t>(rolled.size()));
-    moved[i] = it->second;
+    const auto [v, fresh] = index_of_class.try_emplace(cls[i], rolled.size());
+    moved[i] = static_cast<std::uint32_t>(*v);
     if (fresh) {
       rolled.push_back(std::move(nodes[i]));
       continue;
     }
-    VisibleNode& into = rolled[it->second];
+    VisibleNode& into = rolled[moved[i]];
     into.calls += nodes[i].calls;
     if (into.cluster != nodes[i].cluster)
       into.cluster = common_cluster(into.cluster, nodes[i].cluster);
@@ -459,16 +459,15 @@ inline void VisibleGraph::roll(const Graph& g) {
   for (std::uint32_t& r : rep_)
     if (r != none) r = moved[r];
 
-  std::unordered_map<std::uint64_t, std::uint32_t> edge_of;
+  detail::IdMap edge_of;
   std::vector<VisibleEdge> merged;
   for (const VisibleEdge& e : edges) {
     const std::uint32_t s = moved[e.from], t = moved[e.to];
-    const auto [it, fresh] = edge_of.try_emplace((std::uint64_t{s} << 32) | t,
-                                                 static_cast<std::uint32_t>(merged.size()));
+    const auto [v, fresh] = edge_of.try_emplace(detail::IdMap::pair_key(s, t), merged.size());
     if (fresh)
       merged.push_back(VisibleEdge{s, t, e.count});
     else
-      merged[it->second].count += e.count;
+      merged[*v].count += e.count;
   }
   edges = std::move(merged);
 }

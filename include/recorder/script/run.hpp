@@ -57,7 +57,7 @@ inline bool is_pooling(std::string_view class_name) {
 inline std::pair<std::uint64_t, std::uint64_t> count_parameters(Session& s,
                                                                 const torch::jit::Module& m) {
   const void* key = m._ivalue().get();
-  if (auto it = s.param_counts.find(key); it != s.param_counts.end()) return it->second;
+  if (const auto* n = s.param_counts.find(key)) return *n;
   std::pair<std::uint64_t, std::uint64_t> n{0, 0};
   for (const at::Tensor& p : m.parameters(/*recurse=*/false)) {
     n.first += static_cast<std::uint64_t>(p.numel());
@@ -68,7 +68,7 @@ inline std::pair<std::uint64_t, std::uint64_t> count_parameters(Session& s,
     n.first += c.first;
     n.second += c.second;
   }
-  s.param_counts.emplace(key, n);
+  s.param_counts.try_emplace(key, n);
   return n;
 }
 
@@ -398,10 +398,10 @@ class Run final : public MarkerSink {
   ModuleId module_id(const c10::IValue& self, const ModuleEntry& e,
                      std::span<const at::Tensor> inputs) {
     const void* key = &self.toObjectRef();
-    if (auto it = session_.modules.find(key); it != session_.modules.end()) return it->second;
+    if (const ModuleId* id = session_.modules.find(key)) return *id;
     const torch::jit::Module m(self.toObject());
     const ModuleId id = session_.graph.add_module(describe_module(session_, m, e, inputs));
-    session_.modules.emplace(key, id);
+    session_.modules.try_emplace(key, id);
     session_.module_objects.push_back(key);
     return id;
   }

@@ -1,6 +1,7 @@
 #pragma once
 /// The non-template recording core: the thread's current session and what every traced op calls.
 
+#include <recorder/detail/id_map.hpp>
 #include <recorder/error.hpp>
 #include <recorder/graph/graph.hpp>
 #include <recorder/graph/trace.hpp>
@@ -16,7 +17,6 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -62,15 +62,15 @@ class Session {
   Session& operator=(const Session&) = delete;
 
   Graph graph;
-  std::vector<NodeId> stack;                          ///< open module calls, root first
-  std::unordered_map<const void*, ModuleId> modules;  ///< module object -> its id
-  std::vector<const void*> module_objects;            ///< ModuleId -> module object
+  std::vector<NodeId> stack;                ///< open module calls, root first
+  IdTable<ModuleId> modules;                ///< module object -> its id
+  std::vector<const void*> module_objects;  ///< ModuleId -> module object
   /// Paths of modules not called yet, learnt from their parents' children once per parent.
-  std::unordered_map<const void*, std::string> known_paths;
+  IdTable<std::string> known_paths;
   /// Parameter counts of module objects (recursive; all, trainable), computed once each.
-  std::unordered_map<const void*, std::pair<std::uint64_t, std::uint64_t>> param_counts;
+  IdTable<std::pair<std::uint64_t, std::uint64_t>> param_counts;
   /// Parameter operands by TensorImpl; the tensor is kept so its address is not reused.
-  std::unordered_map<const void*, std::pair<at::Tensor, NodeId>> parameters;
+  IdTable<std::pair<at::Tensor, NodeId>> parameters;
   std::vector<NodeId> scratch;  ///< reused input list of the op being recorded
   std::optional<Failure> failure;
   std::vector<CallHooks*> hooks;  ///< capture policies of this forward
@@ -78,13 +78,13 @@ class Session {
   /// a front end may share one across its recordings.
   std::shared_ptr<OpTable> op_table;
   /// Submodules of plain C++ modules, by module object, for attributing their ops (made once).
-  std::unordered_map<const void*, std::shared_ptr<const Submodules>> submodules;
+  IdTable<std::shared_ptr<const Submodules>> submodules;
 
   /// A stable copy of `name` (one per distinct name in this session).
   std::string_view intern(std::string_view name) {
-    auto it = interned_.find(std::string(name));
-    if (it == interned_.end()) it = interned_.emplace(std::string(name), graph.intern(name)).first;
-    return it->second;
+    const auto [id, fresh] = interned_ids_.id(name);
+    if (fresh) interned_.push_back(graph.intern(name));
+    return interned_[id];
   }
 
   NodeRef ref(NodeId n) const noexcept { return NodeRef{n, serial_}; }
@@ -106,7 +106,8 @@ class Session {
     return counter.fetch_add(1, std::memory_order_relaxed) + 1;
   }
   std::uint64_t serial_;
-  std::unordered_map<std::string, std::string_view> interned_;
+  StringIds interned_ids_;                  // name -> its index in `interned_`
+  std::vector<std::string_view> interned_;  // in the graph's string pool
 };
 
 /// The thread's current session, or null outside any recording.
@@ -163,10 +164,9 @@ inline NodeId operand_node(Session& s, const at::Tensor& t, const NodeRef& r) {
   if (s.owns(r)) return r.node;
   const bool is_param = t.defined() && t.requires_grad() && t.is_leaf();
   if (is_param) {
-    auto [it, inserted] = s.parameters.try_emplace(t.unsafeGetTensorImpl(), t, NodeId{});
-    if (inserted)
-      it->second.second = add_tensor_node(s, NodeKind::parameter, t, {}, s.parent(), s.depth());
-    return it->second.second;
+    auto [p, inserted] = s.parameters.try_emplace(t.unsafeGetTensorImpl(), t, NodeId{});
+    if (inserted) p->second = add_tensor_node(s, NodeKind::parameter, t, {}, s.parent(), s.depth());
+    return p->second;
   }
   return add_tensor_node(s, NodeKind::constant, t, {}, s.parent(), s.depth());
 }
