@@ -50,9 +50,16 @@ BOOST_AUTO_TEST_CASE(matches_unordered_map_over_many_growths) {
   for (std::uint64_t i = 0; i < 20000; ++i) {
     std::uint64_t key = 0;
     switch (i % 3) {
-      case 0: key = rng() % 5000; break;                                       // repeats
-      case 1: key = rd::IdMap::pair_key(static_cast<std::uint32_t>(i % 97), static_cast<std::uint32_t>(i / 97)); break;
-      default: key = 0x7f0000000000ULL + 16 * (rng() % 4000); break;           // addresses
+      case 0:
+        key = rng() % 5000;
+        break;  // repeats
+      case 1:
+        key = rd::IdMap::pair_key(static_cast<std::uint32_t>(i % 97),
+                                  static_cast<std::uint32_t>(i / 97));
+        break;
+      default:
+        key = 0x7f0000000000ULL + 16 * (rng() % 4000);
+        break;  // addresses
     }
     const auto [v, fresh] = m.try_emplace(key, i);
     const auto [it, oracle_fresh] = oracle.try_emplace(key, i);

@@ -175,9 +175,9 @@ class StringIds {
     return (h + 0x9e3779b97f4a7c15ULL) * 0xbf58476d1ce4e5b9ULL;
   }
 
-  IdMap ids_;                        // probe key -> id
-  std::string bytes_;                // every string, end to end
-  std::vector<std::size_t> ends_;    // per id: where its bytes end
+  IdMap ids_;                      // probe key -> id
+  std::string bytes_;              // every string, end to end
+  std::vector<std::size_t> ends_;  // per id: where its bytes end
 };
 
 }  // namespace recorder::detail
