@@ -12,6 +12,8 @@
 #include "options.hpp"
 
 #include <recorder/capture/save.hpp>
+#include <recorder/render/html.hpp>
+#include <recorder/render/model_explorer.hpp>
 #include <recorder/script.hpp>
 
 #include <CLI/CLI.hpp>
@@ -298,6 +300,10 @@ int run_draw(const DrawArgs& a) {
         return recorder::render_to_file<recorder::backend::JsonView>(t, o, out);
       case cli::Format::mermaid:
         return recorder::render_to_file<recorder::backend::Mermaid>(t, o, out);
+      case cli::Format::html:
+        return recorder::render_to_file<recorder::backend::Html>(t, o, out);
+      case cli::Format::model_explorer:
+        return recorder::render_to_file<recorder::backend::ModelExplorer>(t, o, out);
     }
     return out;
   };
@@ -515,13 +521,14 @@ int main(int argc, char** argv) {
       "Draw the model's graph (torchview's pictures) into a file whose extension names the format");
   add_common(*sub_draw, draw.common);
   sub_draw
-      ->add_option(
-          "-o,--output", draw.out,
-          "The file to write: .dot, .svg, .png (Graphviz), .json (the drawn graph), .mmd (Mermaid)")
+      ->add_option("-o,--output", draw.out,
+                   "The file to write: .dot, .svg, .png (Graphviz), .json (the drawn graph), .mmd "
+                   "(Mermaid), "
+                   ".html (the interactive viewer), .explorer.json (Model Explorer's graph)")
       ->required();
   sub_draw->add_option("--format", draw.format,
-                       "dot, svg, png, json (the whole recorded graph), json-view, mermaid: "
-                       "overrides the extension");
+                       "dot, svg, png, json (the whole recorded graph), json-view, mermaid, html, "
+                       "model-explorer: overrides the extension");
   sub_draw->add_option("--depth", draw.depth,
                        "Modules deeper are not drawn: an integer, or inf (default 3)");
   sub_draw->add_flag("--expand-nested", draw.expand_nested,

@@ -157,11 +157,12 @@ inline Direction parse_direction(std::string_view text) {
 }
 
 /// The formats `draw` writes, chosen by the output's extension (or `--format`).
-enum class Format { dot, svg, png, json, json_view, mermaid };
+enum class Format { dot, svg, png, json, json_view, mermaid, html, model_explorer };
 
-/// The format of output file `path` (`.dot .svg .png .json .mmd`), or `format` when given
-/// ("dot", "svg", "png", "json" for the whole recorded graph, "json-view" for the drawn one,
-/// "mermaid").
+/// The format of output file `path` (`.dot .svg .png .json .mmd .html`; `.explorer.json` is
+/// Model Explorer's graph), or `format` when given ("dot", "svg", "png", "json" for the whole
+/// recorded graph, "json-view" for the drawn one, "mermaid", "html" for the interactive
+/// viewer, "model-explorer").
 inline Format parse_format(const std::filesystem::path& path, std::string_view format = {}) {
   std::string_view f = format;
   const std::string ext = path.extension().string();
@@ -169,10 +170,16 @@ inline Format parse_format(const std::filesystem::path& path, std::string_view f
     if (ext == ".dot" || ext == ".gv") return Format::dot;
     if (ext == ".svg") return Format::svg;
     if (ext == ".png") return Format::png;
-    if (ext == ".json") return Format::json_view;
+    if (ext == ".json") {
+      const std::string name = path.filename().string();
+      const bool explorer = name.size() > 14 && name.ends_with(".explorer.json");
+      return explorer ? Format::model_explorer : Format::json_view;
+    }
     if (ext == ".mmd") return Format::mermaid;
-    throw UsageError("recorder: cannot tell the format of '" + path.string() +
-                     "' from its extension: use .dot, .svg, .png, .json or .mmd, or --format");
+    if (ext == ".html" || ext == ".htm") return Format::html;
+    throw UsageError(
+        "recorder: cannot tell the format of '" + path.string() +
+        "' from its extension: use .dot, .svg, .png, .json, .mmd or .html, or --format");
   }
   if (f == "dot") return Format::dot;
   if (f == "svg") return Format::svg;
@@ -180,8 +187,10 @@ inline Format parse_format(const std::filesystem::path& path, std::string_view f
   if (f == "json") return Format::json;
   if (f == "json-view") return Format::json_view;
   if (f == "mermaid") return Format::mermaid;
+  if (f == "html") return Format::html;
+  if (f == "model-explorer") return Format::model_explorer;
   throw UsageError("recorder: --format '" + std::string(format) +
-                   "' is not one of dot, svg, png, json, json-view, mermaid");
+                   "' is not one of dot, svg, png, json, json-view, mermaid, html, model-explorer");
 }
 
 /// The layer addresses of `--layers` ("layer4,fc", "3-18", "class:Conv2d", "index:5", "all").

@@ -1,10 +1,13 @@
 /// The main demo: trace torchvision's ResNet-18 at 1x3x224x224 and write its graph (DOT, SVG),
-/// the full trace (JSON) and torchinfo's summary table (text) into a folder.
+/// the full trace (JSON), torchinfo's summary table (text) and the interactive viewer (one
+/// HTML file: open it in a browser) into a folder.
 ///
 ///   resnet18_demo [outdir]     (default: recorder-out)
 
 #include "common.hpp"
 #include "models/resnet.hpp"
+
+#include <recorder/render/html.hpp>
 
 #include <filesystem>
 #include <iostream>
@@ -33,7 +36,8 @@ int main(int argc, char** argv) try {
        {recorder::render_to_file<recorder::backend::Dot>(trace, options, out / "resnet18"),
         recorder::render_to_file<recorder::backend::Svg>(trace, options, out / "resnet18"),
         recorder::render_to_file<recorder::backend::Json>(trace, options, out / "resnet18"),
-        recorder::render_to_file<recorder::backend::Summary>(trace, options, out / "resnet18")})
+        recorder::render_to_file<recorder::backend::Summary>(trace, options, out / "resnet18"),
+        recorder::render_to_file<recorder::backend::Html>(trace, {.depth = 1}, out / "resnet18")})
     std::cout << "wrote " << written.filename().string() << "\n";
   return 0;
 } catch (const std::exception& e) {

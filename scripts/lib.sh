@@ -63,6 +63,21 @@ recorder_install_deps() {
     apt-get install -y --no-install-recommends "${missing[@]}"
 }
 
+# The browser tests' tools (test.sh): Debian's chromium, and Node.js with npm unless some
+# Node.js is already there (a nodesource `nodejs` carries its own npm: Debian's `npm` would
+# conflict with it), then the pinned npm packages of tests/viewer (`npm ci`: exactly the lock
+# file's versions; playwright-core downloads no browser).
+recorder_browser_packages() {
+  local extra=(chromium)
+  command -v node >/dev/null 2>&1 || extra+=(nodejs)
+  command -v npm >/dev/null 2>&1 || extra+=(npm)
+  echo "${extra[@]}"
+}
+recorder_npm_ci() {
+  recorder_log "installing the browser tests' npm packages (tests/viewer/package-lock.json)"
+  (cd "$RECORDER_ROOT/tests/viewer" && npm ci --no-audit --no-fund --loglevel=error)
+}
+
 # Run through sudo by a user? After the packages are in, re-run the script as that user, so
 # the build tree and outputs in the checkout belong to them and not to root.
 recorder_drop_root() {

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Checks the C++ sources against .clang-format, sets up recorder, builds everything (tests, examples, benchmarks, the header self-containment
-# checks) and runs the tests with CTest. Then, unless RECORDER_SANITIZE_STAGE=0, builds the
+# Checks the C++ sources against .clang-format, sets up recorder (with Debian's chromium and the
+# pinned npm packages of the browser tests), builds everything (tests, examples, benchmarks, the
+# header self-containment checks) and runs the tests with CTest. Then, unless RECORDER_SANITIZE_STAGE=0, builds the
 # torch-free tests with ASan+UBSan (Debug, no libtorch) into build-sanitize/ and runs them.
 #
 #   ./scripts/test.sh [cmake configure args...]
@@ -9,11 +10,13 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-recorder_install_deps clang-format
+# shellcheck disable=SC2046  # the package names are words
+recorder_install_deps clang-format $(recorder_browser_packages)
 recorder_drop_root "$0" "$@"
 
 start=$SECONDS
 "$RECORDER_ROOT/scripts/check_format.sh"
+recorder_npm_ci
 recorder_configure -DRECORDER_BUILD_TESTS=ON -DRECORDER_BUILD_EXAMPLES=ON \
   -DRECORDER_BUILD_BENCHMARKS=ON -DRECORDER_VERIFY_HEADERS=ON -DRECORDER_SANITIZE=OFF "$@"
 recorder_build

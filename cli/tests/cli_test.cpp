@@ -269,6 +269,24 @@ BOOST_AUTO_TEST_CASE(draw_writes_torchviews_pictures_in_every_format) {
   r = draw("d3.mmd");
   BOOST_TEST(r.code == 0);
   BOOST_TEST(read(dir / "d3.mmd").rfind("---\ntitle: \"ResNet\"\n", 0) == 0u);
+  // The interactive viewer: one page carrying all 156 recorded nodes, opening at depth 1
+  // (tests/viewer opens such pages in Chromium).
+  r = draw("d1.html", {"--depth", "1"});
+  BOOST_TEST(r.code == 0);
+  BOOST_TEST(r.out == "wrote " + (dir / "d1.html").string() + ": 13 nodes, 12 edges\n");
+  const std::string html = read(dir / "d1.html");
+  BOOST_TEST(html.rfind("<!DOCTYPE html>", 0) == 0u);
+  const std::size_t data = html.find("id=\"recorder-data\">");
+  BOOST_TEST_REQUIRE(data != std::string::npos);
+  const std::string embedded = html.substr(data, html.find("</script>", data) - data);
+  BOOST_TEST(occurrences(embedded, "\n[") == 156u);
+  BOOST_TEST(occurrences(embedded, "\"depth\":1,\"requested_depth\":1") == 1u);
+  // Model Explorer's graph: the 71 nodes of the fully expanded picture, in namespaces.
+  r = draw("resnet.explorer.json");
+  BOOST_TEST(r.code == 0);
+  const std::string explorer = read(dir / "resnet.explorer.json");
+  BOOST_TEST(occurrences(explorer, "\"namespace\": ") == 71u);
+  BOOST_TEST(occurrences(explorer, "\"namespace\": \"layer2/0/downsample\"") == 2u);
 }
 
 BOOST_AUTO_TEST_CASE(draw_shows_the_ops_inside_leaves_with_aten_ops) {
@@ -393,7 +411,7 @@ BOOST_AUTO_TEST_CASE(what_it_cannot_act_on_gets_one_line_exit_2_and_no_file) {
            (dir / "nowhere").string() + "' does not exist"},
       {{"draw", resnet, "--input-size", "1,3,8,8", "-o", (dir / "out.pdf").string()},
        "recorder: cannot tell the format of '" + (dir / "out.pdf").string() +
-           "' from its extension: use .dot, .svg, .png, .json or .mmd, or --format"},
+           "' from its extension: use .dot, .svg, .png, .json, .mmd or .html, or --format"},
       {{"draw", resnet, "--input-size", "1,3,8,8", "--depth", "deep", "-o", svg},
        "recorder: --depth 'deep' is neither an integer >= 0 nor 'inf'"},
       {{"record", resnet, "--input-size", "1,3,32,32", "--layers", "layer9", "-o", out},

@@ -120,12 +120,18 @@ BOOST_AUTO_TEST_CASE(the_format_comes_from_the_extension_unless_named) {
   BOOST_TEST((cli::parse_format("m.json", "json") == F::json));
   BOOST_TEST((cli::parse_format("m.txt", "dot") == F::dot));
   BOOST_TEST((cli::parse_format("m", "json-view") == F::json_view));
+  BOOST_TEST((cli::parse_format("out/m.html") == F::html));
+  BOOST_TEST((cli::parse_format("m.htm") == F::html));
+  BOOST_TEST((cli::parse_format("m.explorer.json") == F::model_explorer));
+  BOOST_TEST((cli::parse_format(".explorer.json") == F::json_view));  // a hidden file's name
+  BOOST_TEST((cli::parse_format("m.json", "model-explorer") == F::model_explorer));
+  BOOST_TEST((cli::parse_format("m", "html") == F::html));
   BOOST_TEST(refusal([] { cli::parse_format("m.pdf"); }) ==
              "recorder: cannot tell the format of 'm.pdf' from its extension: use .dot, .svg, "
-             ".png, .json or "
-             ".mmd, or --format");
+             ".png, .json, .mmd or .html, or --format");
   BOOST_TEST(refusal([] { cli::parse_format("m.svg", "pdf"); }) ==
-             "recorder: --format 'pdf' is not one of dot, svg, png, json, json-view, mermaid");
+             "recorder: --format 'pdf' is not one of dot, svg, png, json, json-view, mermaid, "
+             "html, model-explorer");
 }
 
 BOOST_AUTO_TEST_CASE(layers_take_every_spelling_of_a_layer_address) {

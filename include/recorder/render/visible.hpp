@@ -43,7 +43,10 @@ struct VisibleCluster {
 };
 
 class VisibleGraph;
-inline VisibleGraph visible_graph(const Graph& g, const RenderOptions& options);
+namespace detail {
+inline VisibleGraph visible_graph_within(const Graph& g, const RenderOptions& options,
+                                         const std::vector<char>& within);
+}  // namespace detail
 
 /// What a picture of a graph shows: nodes in recording order of their representative (the
 /// index in `nodes` is the node's stable id), and de-duplicated edges in first-seen order.
@@ -65,7 +68,8 @@ class VisibleGraph {
   static constexpr std::uint32_t none = std::numeric_limits<std::uint32_t>::max();
 
  private:
-  friend VisibleGraph visible_graph(const Graph& g, const RenderOptions& options);
+  friend VisibleGraph detail::visible_graph_within(const Graph& g, const RenderOptions& options,
+                                                   const std::vector<char>& within);
   inline void roll(const Graph& g);
   inline void prune_clusters();
   std::vector<std::uint32_t> rep_;  // per recorded node: its representative's index, or none
@@ -93,16 +97,17 @@ constexpr bool is_op_kind(NodeKind k) noexcept {
 }
 
 /// For every recorded node, the outermost module call (itself included) that is drawn as
-/// one box: a leaf call that is not `opened`, or any call at depth >= `limit`. Invalid when
-/// there is none. `opened` (indexed by node, may be empty) marks leaf calls drawn through.
-inline std::vector<NodeId> folding_calls(const Graph& g, int limit,
+/// one box: a leaf call that is not `opened`, or any call not `within` the depth limit (indexed
+/// by node). Invalid when there is none. `opened` (indexed by node, may be empty) marks leaf
+/// calls drawn through.
+inline std::vector<NodeId> folding_calls(const Graph& g, const std::vector<char>& within,
                                          const std::vector<char>& opened = {}) {
   const std::size_t n = g.size();
   const auto folds = [&](NodeId id) {
     const Graph::Node& nd = g.node(id);
     if (nd.kind != NodeKind::module) return false;
     const bool open = id.value < opened.size() && opened[id.value];
-    return (g.module_of(id).leaf && !open) || nd.depth >= limit;
+    return (g.module_of(id).leaf && !open) || !within[id.value];
   };
   std::vector<NodeId> out(n);
   for (std::uint32_t i = 0; i < n; ++i) {
@@ -124,6 +129,43 @@ inline std::vector<NodeId> folding_calls(const Graph& g, int limit,
     out[i] = found;
   }
   return out;
+}
+
+/// Per recorded node: 1 for the module calls within depth limit `limit` (depth < limit).
+inline std::vector<char> calls_within(const Graph& g, int limit) {
+  std::vector<char> within(g.size(), 0);
+  for (std::uint32_t i = 0; i < g.size(); ++i) {
+    const Graph::Node& nd = g.node(NodeId{i});
+    within[i] = nd.kind == NodeKind::module && nd.depth < limit;
+  }
+  return within;
+}
+
+/// Per recorded node: 1 for the module calls drawn through when exactly the composite calls
+/// in `expanded` are, and for the leaf calls not hidden inside a box (so that a leaf drawn
+/// through with `hide_module_functions` off is one that is seen). Ids out of range are ignored.
+inline std::vector<char> calls_within(const Graph& g, const std::vector<NodeId>& expanded) {
+  const std::size_t n = g.size();
+  std::vector<char> chosen(n, 0);
+  for (NodeId id : expanded)
+    if (id.valid() && id.value < n) chosen[id.value] = 1;
+  // 0 or 1 once known, 2 while being computed (a malformed parent cycle counts as closed).
+  std::vector<char> within(n, 3);
+  const auto compute = [&](const auto& self, std::uint32_t i) -> char {
+    if (within[i] != 3) return within[i] == 1;
+    within[i] = 2;
+    const Graph::Node& nd = g.node(NodeId{i});
+    char open = 0;
+    if (nd.kind == NodeKind::module) {
+      const NodeId p = nd.parent;
+      const bool seen = !p.valid() || p.value >= n || (self(self, p.value) && !g.module_of(p).leaf);
+      open = seen && (g.module_of(NodeId{i}).leaf || chosen[i]);
+    }
+    within[i] = open;
+    return open;
+  };
+  for (std::uint32_t i = 0; i < n; ++i) compute(compute, i);
+  return within;
 }
 
 /// For every recorded node, the innermost call among its strict ancestors that `is_cluster`
@@ -186,13 +228,32 @@ inline std::vector<std::int32_t> enclosing_clusters(
 ///   call's representative, inputs and outputs, and the innermost cluster around all of them;
 ///   clusters of calls of one module with parameters merge the same way (into the first).
 inline VisibleGraph visible_graph(const Graph& g, const RenderOptions& options) {
-  constexpr std::uint32_t none = VisibleGraph::none;
   const int limit =
       options.depth ? (*options.depth < 0 ? 0 : *options.depth) : std::numeric_limits<int>::max();
+  return detail::visible_graph_within(g, options, detail::calls_within(g, limit));
+}
+
+/// What a picture of `g` shows with `options` when exactly the composite module calls in
+/// `expanded` are drawn through (their contents shown) and every other one is one box, at any
+/// depth: `options.depth` is ignored, the other options apply as in `visible_graph(g, options)`.
+/// A call inside a box stays hidden whether or not it is in `expanded`. With `expanded` the
+/// composite calls of depth < D this is the picture at depth D; the HTML viewer draws this
+/// graph for the calls the user opened (torchlens #24: choose what collapses, call by call).
+inline VisibleGraph visible_graph(const Graph& g, const RenderOptions& options,
+                                  const std::vector<NodeId>& expanded) {
+  return detail::visible_graph_within(g, options, detail::calls_within(g, expanded));
+}
+
+namespace detail {
+
+/// `visible_graph` with the calls drawn through given per node (`within`, see `folding_calls`).
+inline VisibleGraph visible_graph_within(const Graph& g, const RenderOptions& options,
+                                         const std::vector<char>& within) {
+  constexpr std::uint32_t none = VisibleGraph::none;
   const bool hide = options.hide_inner_tensors;
   const std::size_t n = g.size();
 
-  // Leaf calls drawn through (hide_module_functions off): function children, above depth D.
+  // Leaf calls drawn through (hide_module_functions off): function children, within the limit.
   std::vector<char> opened;
   bool any_opened = false;
   if (!options.hide_module_functions) {
@@ -201,13 +262,13 @@ inline VisibleGraph visible_graph(const Graph& g, const RenderOptions& options) 
       const Graph::Node& nd = g.node(NodeId{i});
       if (nd.kind != NodeKind::function || !nd.parent.valid() || nd.parent.value >= n) continue;
       const Graph::Node& p = g.node(nd.parent);
-      if (p.kind == NodeKind::module && g.module_of(nd.parent).leaf && p.depth < limit) {
+      if (p.kind == NodeKind::module && g.module_of(nd.parent).leaf && within[nd.parent.value]) {
         opened[nd.parent.value] = 1;
         any_opened = true;
       }
     }
   }
-  const std::vector<NodeId> folding = detail::folding_calls(g, limit, opened);
+  const std::vector<NodeId> folding = folding_calls(g, within, opened);
 
   const auto is_op = [&](NodeId id) {
     return id.valid() && id.value < n && detail::is_op_kind(g.kind(id));
@@ -360,6 +421,8 @@ inline VisibleGraph visible_graph(const Graph& g, const RenderOptions& options) 
   vg.prune_clusters();
   return vg;
 }
+
+}  // namespace detail
 
 /// Merges the op nodes that are the same thing called again (see `visible_graph`).
 inline void VisibleGraph::roll(const Graph& g) {
