@@ -7,6 +7,7 @@
 
 #include "../render/synthetic.hpp"
 #include "models/resnet.hpp"
+#include <recorder/capture/facts.hpp>
 #include <recorder/render/html.hpp>
 #include <recorder/render/model_explorer.hpp>
 #include <recorder/script.hpp>
@@ -158,21 +159,23 @@ std::size_t write_page(const std::string& name, const Trace& t, const RenderOpti
 }
 
 const recorder::TraceOptions eval{.mode = recorder::TrainMode::eval, .no_grad = true};
-using Structure = recorder::Tracer<recorder::record::Structure>;
 
 std::size_t count_nodes(const Trace& t, std::optional<int> d) {
   return recorder::visible_graph(t.graph, {.depth = d}).nodes.size();
 }
 
-/// The hover facts the ResNet-18 pages carry (the hook timings and statistics use).
-recorder::backend::Html with_facts(const Trace& t) {
-  recorder::backend::Html html;
-  for (std::uint32_t i = 0; i < t.graph.size(); ++i) {
-    const NodeId id{i};
-    if (t.graph.kind(id) == NodeKind::module && t.graph.module_of(id).path == "layer2.0.downsample")
-      html.facts.push_back({id, {{"example fact", "shown on hover"}, {"time", "0.25 ms"}}});
-  }
-  return html;
+/// ResNet-18 traced while recording the running moments of layer2.0.downsample's output over
+/// two forwards (`x`, then `x / 2`): the trace of the second, and hover facts made from the
+/// recording.
+template <class Model>
+std::pair<Trace, recorder::backend::Html> traced_with_facts(Model& model, const at::Tensor& x) {
+  namespace rr = recorder::record;
+  rr::ForwardOutput<recorder::reduce::Moments> outputs({"layer2.0.downsample"});
+  recorder::Tracer<rr::ForwardOutput<recorder::reduce::Moments>> tracer(eval, outputs);
+  tracer.run(model, x);
+  Trace t = tracer.run(model, x / 2);
+  recorder::backend::Html html{.facts = recorder::facts_of(t, outputs)};
+  return {std::move(t), std::move(html)};
 }
 
 const Expect resnet_expect{
@@ -180,7 +183,7 @@ const Expect resnet_expect{
     .searches = {"conv1", "Downsample", "adaptive_avg"},
     .hovers = {{"layer2.0.downsample",
                 {"layer2.0.downsample", "Sequential", "3-18", "8,448", "[1, 128, 28, 28]",
-                 "example fact", "shown on hover", "0.25 ms"}},
+                 "forward_output, reduce::moments", "samples", "mean", "variance"}},
                {"layer1.0.conv1", {"Conv2d", "3-1", "36,864", "kernel_size", "[3, 3]"}}}};
 
 }  // namespace
@@ -189,9 +192,18 @@ BOOST_AUTO_TEST_CASE(resnet18_from_the_templated_model) {
   std::filesystem::create_directories(pages);
   torch::manual_seed(0);
   auto model = models::ResNet18();
-  const Trace t = Structure(eval).run(model, torch::randn({1, 3, 224, 224}));
+  const auto [t, html] = traced_with_facts(model, torch::randn({1, 3, 224, 224}));
   BOOST_TEST(count_nodes(t, 1) == 13u);
   BOOST_TEST(count_nodes(t, std::nullopt) == 71u);
+  // The recording's facts: what, how many samples, the moments' three fields.
+  BOOST_TEST_REQUIRE(html.facts.size() == 1u);
+  BOOST_TEST(t.graph.module_of(html.facts[0].node).path == "layer2.0.downsample");
+  BOOST_TEST_REQUIRE(html.facts[0].facts.size() == 5u);
+  BOOST_TEST(html.facts[0].facts[0].second == "forward_output, reduce::moments");
+  BOOST_TEST(html.facts[0].facts[1].second == "2");
+  BOOST_TEST(html.facts[0].facts[2].first == "mean");
+  BOOST_TEST(html.facts[0].facts[2].second.starts_with("[1, 128, 28, 28] "));
+  BOOST_TEST(html.facts[0].facts[4].first == "count");
   BOOST_TEST(recorder::visible_graph(t.graph, {.depth = std::nullopt}).edges.size() == 78u);
   // Expanding layer1 then layer1.0 from depth 1: layer1's box gives way to layer1.1's box and
   // layer1.0's 7 nodes (conv1, bn1, relu, conv2, bn2, add_, relu).
@@ -199,7 +211,7 @@ BOOST_AUTO_TEST_CASE(resnet18_from_the_templated_model) {
       recorder::visible_graph(t.graph, {}, expanded_set(t.graph, 1, {"layer1", "layer1.0"}));
   BOOST_TEST(g2.nodes.size() == 13u - 1u + 1u + 7u);
   BOOST_TEST(search(t.graph, "conv1").size() == 9u);
-  const std::size_t bytes = write_page("resnet18", t, {.depth = 1}, resnet_expect, with_facts(t));
+  const std::size_t bytes = write_page("resnet18", t, {.depth = 1}, resnet_expect, html);
   BOOST_TEST_MESSAGE("resnet18.html: " << bytes << " bytes for " << t.graph.size() << " nodes");
   // The same trace for Model Explorer, beside it.
   recorder::render_to_file<recorder::backend::ModelExplorer>(t, {}, pages / "resnet18");
@@ -211,9 +223,10 @@ BOOST_AUTO_TEST_CASE(resnet18_from_torchscript) {
   std::filesystem::create_directories(pages);
   auto m =
       recorder::load_model(std::filesystem::path(RECORDER_SCRIPT_MODELS) / "resnet18_script.pt");
-  const Trace t = Structure(eval).run(m, torch::zeros({1, 3, 224, 224}));
+  const auto [t, html] = traced_with_facts(m, torch::zeros({1, 3, 224, 224}));
   BOOST_TEST(count_nodes(t, 1) == 13u);
-  write_page("resnet18_script", t, {.depth = 1}, resnet_expect, with_facts(t));
+  BOOST_TEST(html.facts.size() == 1u);
+  write_page("resnet18_script", t, {.depth = 1}, resnet_expect, html);
 }
 
 BOOST_AUTO_TEST_CASE(hostile_names) {

@@ -53,6 +53,20 @@ inline void append_id_list(std::string& out, const std::vector<NodeId>& ids) {
   out += ']';
 }
 
+/// Appends display pairs as `[["name","value"],...]`.
+inline void append_pairs(std::string& out,
+                         const std::vector<std::pair<std::string, std::string>>& pairs) {
+  out += '[';
+  for (std::size_t k = 0; k < pairs.size(); ++k) {
+    out += k > 0 ? ",[" : "[";
+    append_script_json_string(out, pairs[k].first);
+    out += ',';
+    append_script_json_string(out, pairs[k].second);
+    out += ']';
+  }
+  out += ']';
+}
+
 /// The depth the viewer opens at: the requested one (`nullopt`: all), or the deepest smaller
 /// one whose picture has at most `budget` nodes (never below 1; a graph with more top-level
 /// nodes than `budget` opens at depth 1 all the same).
@@ -137,15 +151,9 @@ inline void write_viewer_data(const Trace& trace, const RenderOptions& options,
     num(m.trainable_count);
     out += ",\"leaf\":";
     out += m.leaf ? "true" : "false";
-    out += ",\"attrs\":[";
-    for (std::size_t a = 0; a < m.attributes.size(); ++a) {
-      out += a > 0 ? ",[" : "[";
-      str(m.attributes[a].first);
-      out += ',';
-      str(m.attributes[a].second);
-      out += ']';
-    }
-    out += "]}";
+    out += ",\"attrs\":";
+    append_pairs(out, m.attributes);
+    out += '}';
   }
 
   // Functions' operands and results come from the edges (calls keep their own lists).
@@ -223,15 +231,8 @@ inline void write_viewer_data(const Trace& trace, const RenderOptions& options,
     out += first ? "\n\"" : ",\n\"";
     first = false;
     out += std::to_string(f.node.value);
-    out += "\":[";
-    for (std::size_t k = 0; k < f.facts.size(); ++k) {
-      out += k > 0 ? ",[" : "[";
-      str(f.facts[k].first);
-      out += ',';
-      str(f.facts[k].second);
-      out += ']';
-    }
-    out += ']';
+    out += "\":";
+    append_pairs(out, f.facts);
   }
   out += "}}";
 }

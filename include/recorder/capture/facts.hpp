@@ -1,0 +1,113 @@
+#pragma once
+/// Recorded statistics as hover facts for the HTML viewer: `facts_of(trace, recording)`
+/// describes what a recording (`record::ForwardOutput<reduce::Moments>`, ...) holds for each
+/// recorded module call, for `backend::Html::facts`.
+
+#include <recorder/capture/core.hpp>
+#include <recorder/graph/trace.hpp>
+#include <recorder/render/html.hpp>
+
+#include <ATen/ATen.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace recorder {
+namespace detail {
+
+/// `%.4g` of `v`.
+inline std::string short_number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g", v);
+  return buf;
+}
+
+/// One line about a recorded value: a tensor's shape and dtype with its mean, min and max; a
+/// list of tensors' count; a number.
+inline std::string describe_value(const at::Tensor& t) {
+  const auto sizes = t.sizes();
+  std::string s = to_string(Shape(std::span<const std::int64_t>(sizes.data(), sizes.size()))) +
+                  " " + std::string(t.dtype().name());
+  if (t.numel() == 0) return s;
+  if (t.is_floating_point() || t.is_complex() || t.scalar_type() == at::kLong ||
+      t.scalar_type() == at::kInt) {
+    const at::Tensor d = t.detach().to(at::kDouble);
+    s += " mean " + short_number(d.mean().item<double>()) + ", min " +
+         short_number(d.min().item<double>()) + ", max " + short_number(d.max().item<double>());
+  }
+  return s;
+}
+inline std::string describe_value(const std::vector<at::Tensor>& ts) {
+  std::string s = std::to_string(ts.size()) + " tensors";
+  if (!ts.empty()) s += ", the last " + describe_value(ts.back());
+  return s;
+}
+inline std::string describe_value(double v) { return short_number(v); }
+template <std::integral I>
+std::string describe_value(I v) {
+  return std::to_string(v);
+}
+
+/// Appends the facts of one recorded result: one per field of a result struct
+/// (`MomentsResult`: mean, variance, count), else one named `name`.
+template <class Result>
+void describe_result(std::vector<std::pair<std::string, std::string>>& out,
+                     const std::string& prefix, const Result& r) {
+  if constexpr (requires { r.for_each_field([](std::string_view, const auto&) {}); }) {
+    r.for_each_field([&](std::string_view field, const auto& value) {
+      out.emplace_back(prefix + std::string(field), describe_value(value));
+    });
+  } else {
+    out.emplace_back(prefix + "value", describe_value(r));
+  }
+}
+
+}  // namespace detail
+
+/// What `recording` holds, as hover facts on the module calls of `trace` it was recorded from
+/// (matched by module path and call index): `recorded` (the capture point and reduction),
+/// `samples`, then per recorded tensor the reduction's fields, each described in one line
+/// (`mean: [1, 1000] Float mean 0.0123, min -2.1, max 2.4`). Records with no samples and calls
+/// the trace does not have are left out.
+///
+/// Example: `render_to_file(trace, {.depth = 2}, "net.html", backend::Html{.facts =
+/// facts_of(trace, outputs)});`
+template <class Recording>
+std::vector<NodeFacts> facts_of(const Trace& trace, const Recording& recording) {
+  const Graph& g = trace.graph;
+  std::vector<NodeFacts> out;
+  for (const auto& rec : recording.records()) {
+    if (rec->samples() == 0) continue;
+    NodeId call;
+    for (std::uint32_t i = 0; i < g.size() && !call.valid(); ++i) {
+      const NodeId id{i};
+      if (g.kind(id) == NodeKind::module && g.module_of(id).path == rec->path &&
+          g.call(id).call_index == rec->call_index)
+        call = id;
+    }
+    if (!call.valid()) continue;
+    NodeFacts f{call};
+    f.facts.emplace_back("recorded", std::string(to_string(Recording::what)) +
+                                         ", reduce::" + std::string(rec->reduction().name));
+    f.facts.emplace_back("samples", std::to_string(rec->samples()));
+    for (std::size_t i = 0; i < rec->tensors(); ++i) {
+      const std::string prefix = rec->tensors() == 1 ? "" : std::to_string(i) + ": ";
+      try {
+        detail::describe_result(f.facts, prefix, rec->result(i));
+      } catch (const std::out_of_range&) {
+        // a tensor slot never filled (a gradient that did not arrive)
+      }
+    }
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+}  // namespace recorder
