@@ -26,7 +26,10 @@
 #include <models/mlp.hpp>
 #include <models/resnet.hpp>
 
+#include <recorder/capture/timing.hpp>
 #include <recorder/recorder.hpp>
+
+#include <torch/csrc/autograd/profiler_legacy.h>
 
 #include <torch/torch.h>
 
@@ -38,6 +41,7 @@
 
 #include <unistd.h>
 #include <map>
+#include <sstream>
 #include <string>
 #include <utility>
 
@@ -176,6 +180,30 @@ void bm_capture(benchmark::State& state) {
 constexpr double kResNetMinTime = 3.0;
 constexpr double kSmallMinTime = 1.0;
 
+/// Traced with `record::Timing<reduce::Mean>`: every module call timed, reduced over the runs.
+void BM_ResNet18_Timed(benchmark::State& state) {
+  auto& f = fixture<make_resnet>();
+  torch::NoGradGuard no_grad;
+  recorder::record::Timing<recorder::reduce::Mean> timing;
+  recorder::Tracer<recorder::record::Timing<recorder::reduce::Mean>> tracer({}, timing);
+  for (auto _ : state) benchmark::DoNotOptimize(tracer.run(f.model, f.input).output);
+  state.counters["spans"] = static_cast<double>(timing.runs().back().spans.size());
+}
+/// libtorch's own profiler around the plain forward (`RecordProfile`: the legacy profiler,
+/// every aten op timed, its Chrome trace written to a string when the guard ends).
+void BM_ResNet18_Profiler(benchmark::State& state) {
+  auto& f = fixture<make_resnet>();
+  torch::NoGradGuard no_grad;
+  for (auto _ : state) {
+    std::ostringstream trace;
+    {
+      torch::autograd::profiler::RecordProfile profile(trace);
+      benchmark::DoNotOptimize(f.model->forward(f.input));
+    }
+    benchmark::DoNotOptimize(trace);
+  }
+}
+
 void BM_ResNet18_Plain(benchmark::State& s) { bm_plain(s, fixture<make_resnet>()); }
 void BM_ResNet18_Traced(benchmark::State& s) { bm_traced(s, fixture<make_resnet>()); }
 void BM_ResNet18_Off(benchmark::State& s) { bm_off(s, fixture<make_resnet>()); }
@@ -186,6 +214,11 @@ BENCHMARK(BM_ResNet18_Traced)
     ->UseRealTime()
     ->MinTime(kResNetMinTime);
 BENCHMARK(BM_ResNet18_Off)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(kResNetMinTime);
+BENCHMARK(BM_ResNet18_Timed)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(kResNetMinTime);
+BENCHMARK(BM_ResNet18_Profiler)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->MinTime(kResNetMinTime);
 BENCHMARK(BM_ResNet18_JitTrace)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime()
@@ -308,6 +341,12 @@ int main(int argc, char** argv) {
 
   std::printf("\nSummary (torch threads: %d; eval mode, NoGradGuard)\n", at::get_num_threads());
   summarize(rep, "ResNet-18, 1x3x224x224", "ResNet18", "<= 1.05");
+  bench::print_time(rep, "Tracer<record::Timing<Mean>>::run", run_name("ResNet18_Timed"));
+  bench::print_time(rep, "libtorch RecordProfile + forward", run_name("ResNet18_Profiler"));
+  bench::print_ratio(rep, "timed / plain", run_name("ResNet18_Timed"), run_name("ResNet18_Plain"),
+                     "<= 1.05");
+  bench::print_ratio(rep, "libtorch profiler / plain", run_name("ResNet18_Profiler"),
+                     run_name("ResNet18_Plain"));
   summarize(rep, "100 x (Linear(64,64) + ReLU), batch 8", "Stack100", "");
   summarize(rep, "MLP 784-100-50-10, batch 1", "MLP", "");
   summarize(rep, "chain of 1000 tiny ops, [4]", "Chain1000", "");

@@ -11,7 +11,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 # shellcheck disable=SC2046  # the package names are words
-recorder_install_deps clang-format $(recorder_browser_packages)
+recorder_install_deps clang-format python3-jsonschema $(recorder_browser_packages)
 recorder_drop_root "$0" "$@"
 
 start=$SECONDS

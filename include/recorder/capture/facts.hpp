@@ -4,12 +4,14 @@
 /// recorded module call, for `backend::Html::facts`.
 
 #include <recorder/capture/core.hpp>
+#include <recorder/capture/timing.hpp>
 #include <recorder/graph/trace.hpp>
 #include <recorder/render/html.hpp>
 
 #include <ATen/ATen.h>
 
 #include <cstdint>
+#include <algorithm>
 #include <cstdio>
 #include <span>
 #include <stdexcept>
@@ -69,7 +71,65 @@ void describe_result(std::vector<std::pair<std::string, std::string>>& out,
   }
 }
 
+/// A duration reduced over runs, in milliseconds: one value (`Mean`, `Last`, `Sum`), every
+/// value (`KeepAll`: their mean, min and max), or a result struct's fields (`count` as is).
+inline std::string milliseconds(double ns) { return short_number(ns / 1e6) + " ms"; }
+template <class Result>
+std::string describe_duration(const Result& r) {
+  if constexpr (std::is_arithmetic_v<Result>) {
+    return milliseconds(static_cast<double>(r));
+  } else if constexpr (requires {
+                         r.size();
+                         r.front();
+                       }) {
+    if (r.empty()) return "no runs";
+    double sum = 0, lo = r.front(), hi = r.front();
+    for (double v : r) sum += v, lo = std::min(lo, v), hi = std::max(hi, v);
+    return milliseconds(sum / static_cast<double>(r.size())) + " mean of " +
+           std::to_string(r.size()) + " runs (min " + milliseconds(lo) + ", max " +
+           milliseconds(hi) + ")";
+  } else {
+    std::string s;
+    r.for_each_field([&](std::string_view field, const auto& value) {
+      if (!s.empty()) s += ", ";
+      s += std::string(field) + " ";
+      if constexpr (std::is_integral_v<std::remove_cvref_t<decltype(value)>>)
+        s += std::to_string(value);
+      else if (field == "variance")
+        s += short_number(static_cast<double>(value) / 1e12) + " ms\u00b2";
+      else
+        s += milliseconds(static_cast<double>(value));
+    });
+    return s;
+  }
+}
+
 }  // namespace detail
+
+/// The times of `timing` as hover facts on the module calls of `trace` (matched by layer key,
+/// `path_address`): `time` (the reduction's result, in ms) and `runs`. Calls never timed are
+/// left out.
+///
+/// Example: `backend::Html{.facts = facts_of(trace, timing)}`.
+template <class R>
+std::vector<NodeFacts> facts_of(const Trace& trace, const record::Timing<R>& timing) {
+  const Graph& g = trace.graph;
+  std::vector<NodeFacts> out;
+  for (std::uint32_t i = 0; i < g.size(); ++i) {
+    const NodeId id{i};
+    if (g.kind(id) != NodeKind::module) continue;
+    const std::string key = path_address(g, id);
+    try {
+      NodeFacts f{id};
+      f.facts.emplace_back("time", detail::describe_duration(timing.result(key)));
+      f.facts.emplace_back("runs", std::to_string(timing.samples(key)));
+      out.push_back(std::move(f));
+    } catch (const std::out_of_range&) {
+      // not timed
+    }
+  }
+  return out;
+}
 
 /// What `recording` holds, as hover facts on the module calls of `trace` it was recorded from
 /// (matched by module path and call index): `recorded` (the capture point and reduction),

@@ -1,0 +1,248 @@
+// record::Timing (capture/timing.hpp): every module call timed once per run with the path and
+// nesting of the graph, on the templated ResNet-18 and its TorchScript twin; reductions over
+// runs equal the same reduction of the kept durations; a deliberate sleep dominates by the
+// slept amount; a forward that throws leaves no run behind; the Chrome trace nests.
+#define BOOST_TEST_MODULE capture_timing
+#include <boost/test/unit_test.hpp>
+
+#include "../render/json_validator.hpp"
+#include "models/resnet.hpp"
+#include <recorder/capture/facts.hpp>
+#include <recorder/capture/timing.hpp>
+#include <recorder/render/render.hpp>
+#include <recorder/script.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+#ifndef RECORDER_SCRIPT_MODELS
+#error "RECORDER_SCRIPT_MODELS must name the folder of the TorchScript test models"
+#endif
+#ifndef RECORDER_TIMING_OUT
+#error "RECORDER_TIMING_OUT must name the folder the Chrome traces are written to"
+#endif
+
+namespace {
+
+namespace rr = recorder::record;
+namespace rd = recorder::reduce;
+using namespace std::chrono_literals;
+
+const recorder::TraceOptions eval{.mode = recorder::TrainMode::eval, .no_grad = true};
+
+/// A composite block that sleeps 30 ms in its forward, around a Linear.
+struct SleepyImpl : torch::nn::Module {
+  recorder::Module<torch::nn::Linear> fc{register_module("fc", torch::nn::Linear(16, 16))};
+  template <recorder::tensor_like T>
+  T forward(T x) {
+    std::this_thread::sleep_for(30ms);
+    return relu(fc(x));
+  }
+};
+TORCH_MODULE(Sleepy);
+
+struct NetImpl : torch::nn::Module {
+  recorder::Module<torch::nn::Linear> first{register_module("first", torch::nn::Linear(16, 16))};
+  recorder::Module<Sleepy> slow{register_module("slow", Sleepy())};
+  recorder::Module<torch::nn::Linear> last{register_module("last", torch::nn::Linear(16, 4))};
+  template <recorder::tensor_like T>
+  T forward(T x) {
+    return last(slow(first(x)));
+  }
+};
+TORCH_MODULE(Net);
+
+/// Checks one run against the trace of the same forward: one span per module call, in call
+/// order, keyed and nested as the graph says, children inside their parents.
+void check_run(const recorder::TimedRun& run, const recorder::Trace& t) {
+  std::vector<recorder::NodeId> calls;
+  for (auto c : recorder::views::module_calls(t.graph)) calls.push_back(c);
+  BOOST_TEST_REQUIRE(run.spans.size() == calls.size());
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    const recorder::TimedSpan& s = run.spans[i];
+    BOOST_TEST_CONTEXT("span " << i << " " << s.key) {
+      BOOST_TEST(s.call.value == calls[i].value);
+      BOOST_TEST(s.key == recorder::path_address(t.graph, calls[i]));
+      BOOST_TEST(s.depth == t.graph.node(calls[i]).depth);
+      BOOST_TEST(s.duration_ns >= 0);
+      BOOST_TEST(s.self_ns(run.spans) >= 0);
+      const recorder::NodeId parent = t.graph.node(calls[i]).parent;
+      if (!parent.valid()) {
+        BOOST_TEST(s.parent == -1);
+        continue;
+      }
+      BOOST_TEST_REQUIRE(s.parent >= 0);
+      const recorder::TimedSpan& p = run.spans[static_cast<std::size_t>(s.parent)];
+      BOOST_TEST(p.call.value == parent.value);
+      BOOST_TEST(p.start_ns <= s.start_ns);
+      BOOST_TEST(s.start_ns + s.duration_ns <= p.start_ns + p.duration_ns);
+    }
+  }
+  BOOST_TEST(run.spans.front().start_ns + run.spans.front().duration_ns <= run.duration_ns);
+}
+
+std::size_t count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(every_resnet18_call_once_per_run_nested_as_the_graph) {
+  torch::manual_seed(0);
+  auto model = models::ResNet18();
+  rr::Timing<rd::KeepAll> timing;
+  recorder::Tracer<rr::Timing<rd::KeepAll>> tracer(eval, timing);
+  const at::Tensor x = torch::randn({1, 3, 64, 64});
+  std::vector<recorder::Trace> traces;
+  for (int r = 0; r < 3; ++r) traces.push_back(tracer.run(model, x));
+  BOOST_TEST_REQUIRE(timing.runs().size() == 3u);
+  for (int r = 0; r < 3; ++r) check_run(timing.runs()[r], traces[r]);
+  BOOST_TEST(timing.runs()[0].spans.size() == 76u);
+  BOOST_TEST(timing.keys().size() == 76u);
+  BOOST_TEST(timing.keys()[0] == "<root>");
+  BOOST_TEST(timing.keys()[1] == "conv1");
+  // KeepAll keeps each run's duration of each call, in run order.
+  const std::vector<double>& kept = timing.result("layer2.0.downsample");
+  BOOST_TEST_REQUIRE(kept.size() == 3u);
+  std::size_t at = 0;
+  while (timing.runs()[0].spans[at].key != "layer2.0.downsample") ++at;
+  for (int r = 0; r < 3; ++r)
+    BOOST_TEST(kept[r] == static_cast<double>(timing.runs()[r].spans[at].duration_ns));
+  BOOST_TEST(timing.samples("layer1.0.relu#1") == 3u);  // the block's relu, called twice
+}
+
+BOOST_AUTO_TEST_CASE(reductions_over_runs_equal_the_reduction_of_the_kept_durations) {
+  torch::manual_seed(0);
+  Net net;
+  rr::Timing<rd::Mean> mean;
+  rr::Timing<rd::MinMax> extremes;
+  rr::Timing<rd::Moments> moments;
+  const at::Tensor x = torch::randn({2, 16});
+  // One tracer per timing, run in turn on the same model: each sees its own runs.
+  recorder::Tracer<rr::Timing<rd::Mean>> a(eval, mean);
+  recorder::Tracer<rr::Timing<rd::MinMax>> b(eval, extremes);
+  recorder::Tracer<rr::Timing<rd::Moments>> c(eval, moments);
+  for (int r = 0; r < 4; ++r) {
+    a.run(net, x);
+    b.run(net, x);
+    c.run(net, x);
+  }
+  const auto durations = [](const auto& timing, const std::string& key) {
+    std::vector<double> out;
+    for (const recorder::TimedRun& run : timing.runs())
+      for (const recorder::TimedSpan& s : run.spans)
+        if (s.key == key) out.push_back(static_cast<double>(s.duration_ns));
+    return out;
+  };
+  for (const std::string key : {"<root>", "first", "slow", "slow.fc", "last"}) {
+    BOOST_TEST_CONTEXT(key) {
+      std::vector<double> d = durations(mean, key);
+      BOOST_TEST_REQUIRE(d.size() == 4u);
+      double sum = 0;
+      for (double v : d) sum += v;
+      BOOST_TEST(mean.result(key) == sum / 4, boost::test_tools::tolerance(1e-12));
+      d = durations(extremes, key);
+      BOOST_TEST(extremes.result(key).min == *std::min_element(d.begin(), d.end()));
+      BOOST_TEST(extremes.result(key).max == *std::max_element(d.begin(), d.end()));
+      d = durations(moments, key);
+      double m = 0;
+      for (double v : d) m += v / 4;
+      double var = 0;
+      for (double v : d) var += (v - m) * (v - m) / 3;  // the default correction: 1
+      BOOST_TEST(moments.result(key).count == 4u);
+      BOOST_TEST(moments.result(key).mean == m, boost::test_tools::tolerance(1e-9));
+      BOOST_TEST(moments.result(key).variance == var, boost::test_tools::tolerance(1e-6));
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_deliberate_sleep_dominates_by_the_slept_amount) {
+  Net net;
+  rr::Timing<rd::KeepAll> timing;
+  recorder::Tracer<rr::Timing<rd::KeepAll>> tracer(eval, timing);
+  tracer.run(net, torch::randn({2, 16}));
+  tracer.run(net, torch::randn({2, 16}));
+  for (const recorder::TimedRun& run : timing.runs()) {
+    // <root>, first, slow, slow.fc, last
+    BOOST_TEST_REQUIRE(run.spans.size() == 5u);
+    const recorder::TimedSpan& root = run.spans[0];
+    const recorder::TimedSpan& slow = run.spans[2];
+    BOOST_TEST(slow.key == "slow");
+    // The sleep is at least 30 ms; the tolerance for the rest (a 16x16 Linear, a relu, the
+    // recording) and a busy machine's scheduling is 25 ms.
+    BOOST_TEST(slow.duration_ns >= 30'000'000);
+    BOOST_TEST(slow.duration_ns < 55'000'000);
+    BOOST_TEST(slow.self_ns(run.spans) >= 30'000'000);
+    // It dominates its parent: the other two calls and the root's own time are far smaller.
+    BOOST_TEST(static_cast<double>(slow.duration_ns) > 0.8 * static_cast<double>(root.duration_ns));
+    // Self time = time - the children's time; the root's children sum with its self time.
+    std::int64_t children = 0;
+    for (const recorder::TimedSpan& s : run.spans)
+      if (s.parent == 0) children += s.duration_ns;
+    BOOST_TEST(root.self_ns(run.spans) + children == root.duration_ns);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_forward_that_throws_leaves_no_run_and_the_next_is_clean) {
+  Net net;
+  rr::Timing<rd::Mean> timing;
+  recorder::Tracer<rr::Timing<rd::Mean>> tracer(eval, timing);
+  tracer.run(net, torch::randn({2, 16}));
+  BOOST_CHECK_THROW(tracer.run(net, torch::randn({2, 7})), std::exception);  // wrong shape
+  BOOST_TEST(timing.runs().size() == 1u);
+  BOOST_TEST(timing.samples("first") == 1u);
+  const recorder::Trace t = tracer.run(net, torch::randn({2, 16}));
+  BOOST_TEST_REQUIRE(timing.runs().size() == 2u);
+  check_run(timing.runs()[1], t);
+  BOOST_TEST(timing.samples("slow") == 2u);
+}
+
+BOOST_AUTO_TEST_CASE(torchscript_resnet18_timed_like_the_templated_one) {
+  auto m =
+      recorder::load_model(std::filesystem::path(RECORDER_SCRIPT_MODELS) / "resnet18_script.pt");
+  rr::Timing<rd::KeepAll> timing;
+  recorder::Tracer<rr::Timing<rd::KeepAll>> tracer(eval, timing);
+  const recorder::Trace t1 = tracer.run(m, torch::zeros({1, 3, 64, 64}));
+  const recorder::Trace t2 = tracer.run(m, torch::zeros({1, 3, 64, 64}));
+  BOOST_TEST_REQUIRE(timing.runs().size() == 2u);
+  check_run(timing.runs()[0], t1);
+  check_run(timing.runs()[1], t2);
+  BOOST_TEST(timing.runs()[0].spans.size() == 76u);
+  BOOST_TEST(timing.runs()[0].spans[1].input_dims ==
+             (std::vector<std::vector<std::int64_t>>{{1, 3, 64, 64}}));
+
+  // The Chrome trace: every call of both runs once, run 2 after run 1, valid JSON.
+  const std::string json = recorder::chrome_trace_json(timing.runs(), "ResNet");
+  BOOST_TEST(recorder::testing::valid_json(json));
+  BOOST_TEST(count(json, "\"ph\": \"X\"") == 2u * 76u);
+  BOOST_TEST(count(json, "\"ph\": \"M\"") == 2u);
+  BOOST_TEST(count(json, "\"name\": \"layer2.0.downsample\"") == 2u);
+  BOOST_TEST(count(json, "\"Input Dims\": [[1, 3, 64, 64]]") == 4u);  // the root and conv1, twice
+  BOOST_TEST(json.starts_with("{\"schemaVersion\": 1, \"displayTimeUnit\": \"ms\""));
+
+  // Through the render entry points, for check_trace.py (JSON Schema and nesting, in CTest).
+  std::filesystem::create_directories(RECORDER_TIMING_OUT);
+  const auto file =
+      recorder::render_to_file(t2, {}, std::filesystem::path(RECORDER_TIMING_OUT) / "resnet18",
+                               recorder::backend::ChromeTrace{.runs = &timing.runs()});
+  BOOST_TEST(file.filename() == "resnet18.trace.json");
+  BOOST_CHECK_EXCEPTION(
+      recorder::render_to_string<recorder::backend::ChromeTrace>(t2, {}), std::invalid_argument,
+      [](const std::invalid_argument& e) {
+        return std::string(e.what()).find("backend::ChromeTrace{.runs = &timing.runs()}") !=
+               std::string::npos;
+      });
+
+  // The viewer's hover facts: each call's time over the two runs.
+  const auto facts = recorder::facts_of(t2, timing);
+  BOOST_TEST_REQUIRE(facts.size() == 76u);
+  BOOST_TEST(facts[0].facts[0].first == "time");
+  BOOST_TEST(facts[0].facts[0].second.find(" ms mean of 2 runs (min ") != std::string::npos);
+  BOOST_TEST(facts[0].facts[1].second == "2");
+}
