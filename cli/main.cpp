@@ -12,6 +12,7 @@
 #include "options.hpp"
 
 #include <recorder/capture/save.hpp>
+#include <recorder/capture/timing.hpp>
 #include <recorder/render/html.hpp>
 #include <recorder/render/model_explorer.hpp>
 #include <recorder/script.hpp>
@@ -334,6 +335,81 @@ int run_draw(const DrawArgs& a) {
   return 0;
 }
 
+// ---- profile --------------------------------------------------------------------------------
+
+struct ProfileArgs {
+  Common common;
+  int warmup = 3;
+  int runs = 20;
+  int depth = 3;
+  std::string out;
+};
+
+/// The summary table, then each module call's time (mean over the runs, ms), self time (the
+/// call minus its callees) and share of the whole forward, for the calls down to `--depth`;
+/// `-o` writes every run's spans as a Chrome/Perfetto trace.
+int run_profile(const ProfileArgs& a) {
+  if (a.runs < 1) throw UsageError("recorder: --runs must be at least 1");
+  if (a.warmup < 0) throw UsageError("recorder: --warmup must be 0 or more");
+  if (!a.out.empty()) cli::check_writable(a.out);
+  torch::manual_seed(static_cast<std::uint64_t>(a.common.seed));
+  const Inputs inputs(a.common);
+  torch::jit::Module model = recorder::load_model(a.common.model);
+  using Timed = rr::Timing<rd::KeepAll>;
+  Timed warm;
+  recorder::Tracer<Timed> warming(trace_options(a.common), warm);
+  for (int i = 0; i < a.warmup; ++i) warming.run(model, inputs.batch(static_cast<std::size_t>(i)));
+  Timed timing;
+  recorder::Tracer<Timed> tracer(trace_options(a.common), timing);
+  std::optional<recorder::Trace> last;
+  for (int i = 0; i < a.runs; ++i)
+    last.emplace(tracer.run(model, inputs.batch(static_cast<std::size_t>(i))));
+
+  recorder::SummaryOptions o;
+  o.depth = a.depth;
+  std::cout << recorder::summary(*last, o);
+  // Means over the runs, per span position (every run has the same calls in the same order).
+  const auto& runs = timing.runs();
+  const std::vector<recorder::TimedSpan>& spans = runs.back().spans;
+  std::vector<double> time(spans.size(), 0), self(spans.size(), 0);
+  for (const recorder::TimedRun& r : runs) {
+    if (r.spans.size() != spans.size()) continue;  // another control-flow path: not averaged
+    for (std::size_t i = 0; i < spans.size(); ++i) {
+      time[i] +=
+          static_cast<double>(r.spans[i].duration_ns) / 1e6 / static_cast<double>(runs.size());
+      self[i] +=
+          static_cast<double>(r.spans[i].self_ns(r.spans)) / 1e6 / static_cast<double>(runs.size());
+    }
+  }
+  const double total = spans.empty() ? 0 : time[0];
+  char line[200];
+  std::snprintf(line, sizeof line, "%-44s %12s %12s %8s\n", "Layer (time, mean of runs)",
+                "Time (ms)", "Self (ms)", "Time %");
+  std::cout << line << std::string(79, '-') << "\n";
+  for (std::size_t i = 0; i < spans.size(); ++i) {
+    if (static_cast<int>(spans[i].depth) > a.depth) continue;
+    // torchinfo's row names: the root by its class, the others "Class: depth-index key".
+    const std::string name =
+        spans[i].path.empty()
+            ? spans[i].class_name
+            : std::string(2 * spans[i].depth, ' ') + spans[i].class_name + ": " +
+                  recorder::depth_index_label(last->graph, spans[i].call) + " " + spans[i].key;
+    std::snprintf(line, sizeof line, "%-44s %12.3f %12.3f %8.2f\n", name.c_str(), time[i], self[i],
+                  total > 0 ? 100 * time[i] / total : 0.0);
+    std::cout << line;
+  }
+  std::snprintf(line, sizeof line, "forward: %.3f ms, mean of %zu runs after %d warm-up runs\n",
+                total, runs.size(), a.warmup);
+  std::cout << std::string(79, '-') << "\n" << line;
+  if (!a.out.empty()) {
+    const auto written =
+        recorder::render_to_file(*last, {}, a.out, recorder::backend::ChromeTrace{.runs = &runs});
+    std::cerr << "recorder: wrote " << written.string() << ": " << runs.size() << " runs, "
+              << spans.size() << " module calls each\n";
+  }
+  return 0;
+}
+
 // ---- record ---------------------------------------------------------------------------------
 
 struct RecordArgs {
@@ -589,6 +665,18 @@ int main(int argc, char** argv) {
                    "The file to write (a dict from layer to result, for torch.load)")
       ->required();
 
+  ProfileArgs profile;
+  CLI::App* sub_profile = app.add_subcommand(
+      "profile",
+      "Time every module call over several runs: the summary table with each call's time, self "
+      "time and share, and (-o) a Chrome/Perfetto trace");
+  add_common(*sub_profile, profile.common);
+  sub_profile->add_option("--warmup", profile.warmup, "Untimed runs first (default 3)");
+  sub_profile->add_option("--runs", profile.runs, "Timed runs (default 20)");
+  sub_profile->add_option("--depth", profile.depth, "Rows down to this depth (default 3)");
+  sub_profile->add_option("-o,--output", profile.out,
+                          "Write the Chrome trace (.trace.json when no extension) here");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -606,6 +694,7 @@ int main(int argc, char** argv) {
     if (*sub_summary) return run_summary(summary);
     if (*sub_draw) return run_draw(draw);
     if (*sub_record) return run_record(record);
+    if (*sub_profile) return run_profile(profile);
   } catch (const UsageError& e) {
     std::cerr << e.what() << "\n";
     return 2;

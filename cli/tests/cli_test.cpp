@@ -289,6 +289,27 @@ BOOST_AUTO_TEST_CASE(draw_writes_torchviews_pictures_in_every_format) {
   BOOST_TEST(occurrences(explorer, "\"namespace\": \"layer2/0/downsample\"") == 2u);
 }
 
+BOOST_AUTO_TEST_CASE(profile_times_every_call_and_writes_a_chrome_trace) {
+  const fs::path dir = scratch("profile");
+  const Run r =
+      recorder_cli({"profile", model("resnet18_script.pt"), "--input-size", "1,3,64,64", "--warmup",
+                    "1", "--runs", "3", "--depth", "1", "-o", (dir / "resnet").string()});
+  BOOST_TEST(r.code == 0);
+  // The summary at depth 1, then the time table: the root and its 10 children.
+  BOOST_TEST(occurrences(r.out, "Layer (time, mean of runs)") == 1u);
+  BOOST_TEST(occurrences(r.out, "100.00\n") == 1u);  // the root's share
+  BOOST_TEST(occurrences(r.out, "\n  Sequential: 1-") == 4u);
+  BOOST_TEST(occurrences(r.out, "\n  Linear: 1-10 fc ") == 1u);
+  BOOST_TEST(occurrences(r.out, "mean of 3 runs after 1 warm-up runs\n") == 1u);
+  BOOST_TEST(r.err == "recorder: wrote " + (dir / "resnet.trace.json").string() +
+                          ": 3 runs, 76 module calls each\n");
+  const std::string trace = read(dir / "resnet.trace.json");
+  BOOST_TEST(occurrences(trace, "\"ph\": \"X\"") == 3u * 76u);
+  BOOST_TEST(recorder_cli({"profile", model("resnet18_script.pt"), "--input-size", "1,3,64,64",
+                           "--runs", "0"})
+                 .err == "recorder: --runs must be at least 1\n");
+}
+
 BOOST_AUTO_TEST_CASE(draw_shows_the_ops_inside_leaves_with_aten_ops) {
   const fs::path dir = scratch("draw_ops");
   const std::string out = (dir / "mlp.dot").string();
