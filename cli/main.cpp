@@ -25,6 +25,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <iostream>
 #include <iterator>
 #include <optional>
@@ -355,7 +356,7 @@ int run_profile(const ProfileArgs& a) {
   torch::manual_seed(static_cast<std::uint64_t>(a.common.seed));
   const Inputs inputs(a.common);
   torch::jit::Module model = recorder::load_model(a.common.model);
-  using Timed = rr::Timing<rd::KeepAll>;
+  using Timed = rr::Timing<rd::Mean>;
   Timed warm;
   recorder::Tracer<Timed> warming(trace_options(a.common), warm);
   for (int i = 0; i < a.warmup; ++i) warming.run(model, inputs.batch(static_cast<std::size_t>(i)));
@@ -368,18 +369,19 @@ int run_profile(const ProfileArgs& a) {
   recorder::SummaryOptions o;
   o.depth = a.depth;
   std::cout << recorder::summary(*last, o);
-  // Means over the runs, per span position (every run has the same calls in the same order).
+  // Times are the timing's means by layer key; self times, means over the runs of each
+  // span's self time (the same key in every run that has it).
   const auto& runs = timing.runs();
   const std::vector<recorder::TimedSpan>& spans = runs.back().spans;
-  std::vector<double> time(spans.size(), 0), self(spans.size(), 0);
-  for (const recorder::TimedRun& r : runs) {
-    if (r.spans.size() != spans.size()) continue;  // another control-flow path: not averaged
-    for (std::size_t i = 0; i < spans.size(); ++i) {
-      time[i] +=
-          static_cast<double>(r.spans[i].duration_ns) / 1e6 / static_cast<double>(runs.size());
-      self[i] +=
-          static_cast<double>(r.spans[i].self_ns(r.spans)) / 1e6 / static_cast<double>(runs.size());
-    }
+  std::map<std::string, double> self_sum;
+  for (const recorder::TimedRun& r : runs)
+    for (const recorder::TimedSpan& s : r.spans)
+      self_sum[s.key] += static_cast<double>(s.self_ns(r.spans));
+  std::vector<double> time(spans.size()), self(spans.size());
+  for (std::size_t i = 0; i < spans.size(); ++i) {
+    const std::string& key = spans[i].key;
+    time[i] = timing.result(key) / 1e6;
+    self[i] = self_sum[key] / static_cast<double>(timing.samples(key)) / 1e6;
   }
   const double total = spans.empty() ? 0 : time[0];
   char line[200];

@@ -5,6 +5,7 @@
 
 #include <recorder/capture/core.hpp>
 #include <recorder/capture/timing.hpp>
+#include <recorder/detail/id_map.hpp>
 #include <recorder/graph/trace.hpp>
 #include <recorder/render/html.hpp>
 
@@ -71,6 +72,28 @@ void describe_result(std::vector<std::pair<std::string, std::string>>& out,
   }
 }
 
+/// The module calls of a graph by layer key (`path_address`, the key recordings and timings
+/// use), built in one pass so that looking many keys up stays linear.
+class CallsByKey {
+ public:
+  explicit CallsByKey(const Graph& g) {
+    for (std::uint32_t i = 0; i < g.size(); ++i) {
+      const NodeId id{i};
+      if (g.kind(id) != NodeKind::module) continue;
+      if (ids_.id(path_address(g, id)).second) calls_.push_back(id);
+    }
+  }
+  /// The call with layer key `key`, or an invalid id when the graph has none.
+  NodeId find(std::string_view key) {
+    const std::uint32_t i = ids_.id(key).first;  // a key not in the graph gets an id past calls_
+    return i < calls_.size() ? calls_[i] : NodeId{};
+  }
+
+ private:
+  StringIds ids_;
+  std::vector<NodeId> calls_;
+};
+
 /// A duration reduced over runs, in milliseconds: one value (`Mean`, `Last`, `Sum`), every
 /// value (`KeepAll`: their mean, min and max), or a result struct's fields (`count` as is).
 inline std::string milliseconds(double ns) { return short_number(ns / 1e6) + " ms"; }
@@ -113,26 +136,23 @@ std::string describe_duration(const Result& r) {
 /// Example: `backend::Html{.facts = facts_of(trace, timing)}`.
 template <class R>
 std::vector<NodeFacts> facts_of(const Trace& trace, const record::Timing<R>& timing) {
-  const Graph& g = trace.graph;
+  detail::CallsByKey calls(trace.graph);
   std::vector<NodeFacts> out;
-  for (std::uint32_t i = 0; i < g.size(); ++i) {
-    const NodeId id{i};
-    if (g.kind(id) != NodeKind::module) continue;
-    const std::string key = path_address(g, id);
-    try {
-      NodeFacts f{id};
-      f.facts.emplace_back("time", detail::describe_duration(timing.result(key)));
-      f.facts.emplace_back("runs", std::to_string(timing.samples(key)));
-      out.push_back(std::move(f));
-    } catch (const std::out_of_range&) {
-      // not timed
-    }
+  for (const std::string& key : timing.keys()) {
+    const NodeId call = calls.find(key);
+    if (!call.valid()) continue;
+    NodeFacts f{call};
+    f.facts.emplace_back("time", detail::describe_duration(timing.result(key)));
+    f.facts.emplace_back("runs", std::to_string(timing.samples(key)));
+    out.push_back(std::move(f));
   }
+  std::sort(out.begin(), out.end(),
+            [](const NodeFacts& a, const NodeFacts& b) { return a.node.value < b.node.value; });
   return out;
 }
 
 /// What `recording` holds, as hover facts on the module calls of `trace` it was recorded from
-/// (matched by module path and call index): `recorded` (the capture point and reduction),
+/// (matched by layer key): `recorded` (the capture point and reduction),
 /// `samples`, then per recorded tensor the reduction's fields, each described in one line
 /// (`mean: [1, 1000] Float mean 0.0123, min -2.1, max 2.4`). Records with no samples and calls
 /// the trace does not have are left out.
@@ -141,17 +161,11 @@ std::vector<NodeFacts> facts_of(const Trace& trace, const record::Timing<R>& tim
 /// facts_of(trace, outputs)});`
 template <class Recording>
 std::vector<NodeFacts> facts_of(const Trace& trace, const Recording& recording) {
-  const Graph& g = trace.graph;
+  detail::CallsByKey calls(trace.graph);
   std::vector<NodeFacts> out;
   for (const auto& rec : recording.records()) {
     if (rec->samples() == 0) continue;
-    NodeId call;
-    for (std::uint32_t i = 0; i < g.size() && !call.valid(); ++i) {
-      const NodeId id{i};
-      if (g.kind(id) == NodeKind::module && g.module_of(id).path == rec->path &&
-          g.call(id).call_index == rec->call_index)
-        call = id;
-    }
+    const NodeId call = calls.find(rec->key);
     if (!call.valid()) continue;
     NodeFacts f{call};
     f.facts.emplace_back("recorded", std::string(to_string(Recording::what)) +
