@@ -8,7 +8,9 @@
 ///      - `RecorderTensor<record::Structure>` in a recording      (BM_Chain_Traced): a fresh
 ///        `detail::Session` per iteration (as `Tracer::run` makes one per run), so the cost of
 ///        growing the graph from empty to ~3,000 nodes is part of the measurement.
-///    Overhead per op = (traced - plain) / 1000.
+///      - the same with a `record::Timing` as the session's op clock (BM_Chain_TimedMean,
+///        BM_Chain_TimedKeepAll): every op timed, the run's op spans nested, keyed, reduced.
+///    Overhead per op = (traced - plain) / 1000; timing's = (timed - traced) / 1000.
 /// 2. `recorder::Graph` on its own (no libtorch): appending N ops, each a function node, a
 ///    tensor node and two edges, for N = 1k, 10k, 100k; against the same bytes pushed into
 ///    four plain `std::vector`s.
@@ -18,9 +20,11 @@
 #include "chain.hpp"
 #include "ratio_reporter.hpp"
 
+#include <recorder/capture/timing.hpp>
 #include <recorder/graph/graph.hpp>
 #include <recorder/policies/recording.hpp>
 #include <recorder/tensor/recorder_tensor.hpp>
+#include <recorder/tensor/op.hpp>
 #include <recorder/tensor/session.hpp>
 
 #include <ATen/Parallel.h>
@@ -100,6 +104,97 @@ void BM_Chain_Traced(benchmark::State& state) {
   state.counters["nodes"] = static_cast<double>(nodes);
 }
 BENCHMARK(BM_Chain_Traced);
+
+/// The same, timed: a `record::Timing<Mean>` store is the session's call hooks and op clock,
+/// so every op reads the clock twice and leaves a stamp, and the run's end converts, nests,
+/// keys and reduces the 1,000 op spans (all of it inside the measurement).
+/// 1,000 ops that do no work (`recorder::op("id", ...)` returning its argument): what remains
+/// is the recording, so the timing's cost per op stands out of libtorch's dispatch noise.
+template <class T>
+T identity_chain(T x) {
+  for (int i = 0; i < kOps; ++i)
+    x = recorder::op(
+        "id", [](const at::Tensor& t) { return t; }, x);
+  return x;
+}
+
+/// How many runs a timing keeps before the benchmarks start a new one (a user keeps them all).
+constexpr std::size_t kKeptRuns = 64;
+
+/// `identity_chain` in a fresh session, with `timing` as its op clock when given.
+template <class Timing>
+void identity_chain_run(benchmark::State& state, Timing* timing) {
+  using T = recorder::RecorderTensor<recorder::record::Structure>;
+  namespace d = recorder::detail;
+  const at::Tensor x = small_input();
+  for (auto _ : state) {
+    d::Session s;
+    d::SessionScope scope(s);
+    if (timing != nullptr) {
+      s.hooks = {&timing->call_hooks()};
+      s.op_clock = timing->call_hooks().op_clock();
+      timing->call_hooks().begin();
+    }
+    const recorder::NodeId in =
+        d::add_tensor_node(s, recorder::NodeKind::input, x, {}, {}, 0, "input");
+    T y = identity_chain(T(d::adopt, x, s.ref(in)));
+    if (timing != nullptr) {
+      timing->call_hooks().end(s.graph);
+      state.PauseTiming();
+      if (timing->runs().size() >= kKeptRuns) *timing = Timing();
+      state.ResumeTiming();
+    }
+    benchmark::DoNotOptimize(y);
+  }
+  set_per_op_counter(state);
+}
+void BM_IdChain_Traced(benchmark::State& state) {
+  identity_chain_run<recorder::record::Timing<>>(state, nullptr);
+}
+BENCHMARK(BM_IdChain_Traced);
+void BM_IdChain_TimedMean(benchmark::State& state) {
+  recorder::record::Timing<recorder::reduce::Mean> timing;
+  identity_chain_run(state, &timing);
+}
+BENCHMARK(BM_IdChain_TimedMean);
+void BM_IdChain_TimedKeepAll(benchmark::State& state) {
+  recorder::record::Timing<recorder::reduce::KeepAll> timing;
+  identity_chain_run(state, &timing);
+}
+BENCHMARK(BM_IdChain_TimedKeepAll);
+
+template <class R>
+void chain_timed(benchmark::State& state) {
+  using T = recorder::RecorderTensor<recorder::record::Structure>;
+  namespace d = recorder::detail;
+  const at::Tensor x = small_input();
+  recorder::record::Timing<R> timing;
+  std::size_t ops = 0;
+  for (auto _ : state) {
+    d::Session s;
+    d::SessionScope scope(s);
+    s.hooks = {&timing.call_hooks()};
+    s.op_clock = timing.call_hooks().op_clock();
+    timing.call_hooks().begin();
+    const recorder::NodeId in =
+        d::add_tensor_node(s, recorder::NodeKind::input, x, {}, {}, 0, "input");
+    T y = chain(T(d::adopt, x, s.ref(in)));
+    timing.call_hooks().end(s.graph);
+    benchmark::DoNotOptimize(y);
+    ops = timing.runs().back().ops.size();
+    state.PauseTiming();  // the kept runs are the user's; freeing them is not the op's cost
+    if (timing.runs().size() >= kKeptRuns) timing = recorder::record::Timing<R>();
+    state.ResumeTiming();
+  }
+  set_per_op_counter(state);
+  state.counters["ops"] = static_cast<double>(ops);
+}
+void BM_Chain_TimedMean(benchmark::State& state) { chain_timed<recorder::reduce::Mean>(state); }
+BENCHMARK(BM_Chain_TimedMean);
+void BM_Chain_TimedKeepAll(benchmark::State& state) {
+  chain_timed<recorder::reduce::KeepAll>(state);
+}
+BENCHMARK(BM_Chain_TimedKeepAll);
 
 // ---- the graph alone ---------------------------------------------------------------------
 
@@ -190,6 +285,15 @@ int main(int argc, char** argv) {
   bench::print_overhead_ns(rep, "recording overhead per op", "BM_Chain_Traced", "BM_Chain_Plain",
                            kOps, "<= 300 ns");
   bench::print_ratio(rep, "traced / plain", "BM_Chain_Traced", "BM_Chain_Plain");
+  bench::print_overhead_ns(rep, "timing overhead per op, Mean", "BM_Chain_TimedMean",
+                           "BM_Chain_Traced", kOps, "<= 50 ns");
+  bench::print_overhead_ns(rep, "timing overhead per op, KeepAll", "BM_Chain_TimedKeepAll",
+                           "BM_Chain_Traced", kOps, "<= 50 ns");
+  bench::print_time(rep, "traced chain of 1000 no-work ops", "BM_IdChain_Traced");
+  bench::print_overhead_ns(rep, "timing overhead per no-work op, Mean", "BM_IdChain_TimedMean",
+                           "BM_IdChain_Traced", kOps, "<= 50 ns");
+  bench::print_overhead_ns(rep, "timing overhead per no-work op, KeepAll",
+                           "BM_IdChain_TimedKeepAll", "BM_IdChain_Traced", kOps, "<= 50 ns");
   bench::print_ratio(rep, "off / plain", "BM_Chain_Off", "BM_Chain_Plain", "~1.00");
   bench::print_ratio(rep, "graph policy, no session / plain", "BM_Chain_GraphNoSession",
                      "BM_Chain_Plain");

@@ -343,73 +343,96 @@ struct ProfileArgs {
   int warmup = 3;
   int runs = 20;
   int depth = 3;
+  bool backward = false;
   std::string out;
+  std::string draw;
 };
 
-/// The summary table, then each module call's time (mean over the runs, ms), self time (the
-/// call minus its callees) and share of the whole forward, for the calls down to `--depth`;
-/// `-o` writes every run's spans as a Chrome/Perfetto trace.
-int run_profile(const ProfileArgs& a) {
-  if (a.runs < 1) throw UsageError("recorder: --runs must be at least 1");
-  if (a.warmup < 0) throw UsageError("recorder: --warmup must be 0 or more");
-  if (!a.out.empty()) cli::check_writable(a.out);
-  torch::manual_seed(static_cast<std::uint64_t>(a.common.seed));
-  const Inputs inputs(a.common);
-  torch::jit::Module model = recorder::load_model(a.common.model);
+/// Times `model` over `a.runs` runs after `a.warmup` (record::Timing<Mean>, with the aten ops
+/// of leaves under --aten-ops), then prints the summary with time columns, and writes the trace
+/// and the time-coloured drawing when asked.
+template <class... Extra>
+int profile_with(const ProfileArgs& a, torch::jit::Module& model, const Inputs& inputs) {
   using Timed = rr::Timing<rd::Mean>;
   Timed warm;
-  recorder::Tracer<Timed> warming(trace_options(a.common), warm);
+  recorder::Tracer<Extra..., Timed> warming(trace_options(a.common), Extra{}..., warm);
   for (int i = 0; i < a.warmup; ++i) warming.run(model, inputs.batch(static_cast<std::size_t>(i)));
-  Timed timing;
-  recorder::Tracer<Timed> tracer(trace_options(a.common), timing);
+  Timed timing(rd::Mean{}, {.backward = a.backward});
+  recorder::TraceOptions options = trace_options(a.common);
+  if (a.backward) options.no_grad = false;
+  recorder::Tracer<Extra..., Timed> tracer(options, Extra{}..., timing);
   std::optional<recorder::Trace> last;
-  for (int i = 0; i < a.runs; ++i)
-    last.emplace(tracer.run(model, inputs.batch(static_cast<std::size_t>(i))));
-
+  for (int i = 0; i < a.runs; ++i) {
+    std::vector<c10::IValue> batch = inputs.batch(static_cast<std::size_t>(i));
+    if (a.backward)
+      for (c10::IValue& v : batch)
+        if (v.isTensor() && v.toTensor().is_floating_point())
+          v = v.toTensor().detach().requires_grad_();
+    auto traced = tracer.run(model, std::move(batch));
+    if (a.backward) {
+      at::Tensor sum;
+      recorder::detail::for_each_tensor(traced.output, [&sum](const at::Tensor& t) {
+        if (t.requires_grad()) sum = sum.defined() ? sum + t.sum() : t.sum();
+      });
+      if (!sum.defined())
+        throw std::runtime_error("recorder: --backward: the model's output needs no gradient");
+      sum.backward();
+    }
+    last.emplace(std::move(traced));
+  }
+  const recorder::CallTimes times = recorder::call_times(timing);
   recorder::SummaryOptions o;
   o.depth = a.depth;
+  o.columns = {recorder::SummaryColumn::output_size, recorder::SummaryColumn::num_params,
+               recorder::SummaryColumn::time, recorder::SummaryColumn::self_time,
+               recorder::SummaryColumn::time_percent};
+  o.col_width = 16;
+  o.times = &times;
   std::cout << recorder::summary(*last, o);
-  // Times are the timing's means by layer key; self times, means over the runs of each
-  // span's self time (the same key in every run that has it).
+  std::cout << "Timed: " << a.runs << (a.runs == 1 ? " run" : " runs") << " after " << a.warmup
+            << " warm-up; " << timing.runs().back().ops.size() << " ops a run";
+  if (a.backward)
+    std::cout << "; " << recorder::backward_spans(timing.runs().back()).size() << " backward spans";
+  std::cout << "\n";
   const auto& runs = timing.runs();
-  const std::vector<recorder::TimedSpan>& spans = runs.back().spans;
-  std::map<std::string, double> self_sum;
-  for (const recorder::TimedRun& r : runs)
-    for (const recorder::TimedSpan& s : r.spans)
-      self_sum[s.key] += static_cast<double>(s.self_ns(r.spans));
-  std::vector<double> time(spans.size()), self(spans.size());
-  for (std::size_t i = 0; i < spans.size(); ++i) {
-    const std::string& key = spans[i].key;
-    time[i] = timing.result(key) / 1e6;
-    self[i] = self_sum[key] / static_cast<double>(timing.samples(key)) / 1e6;
-  }
-  const double total = spans.empty() ? 0 : time[0];
-  char line[200];
-  std::snprintf(line, sizeof line, "%-44s %12s %12s %8s\n", "Layer (time, mean of runs)",
-                "Time (ms)", "Self (ms)", "Time %");
-  std::cout << line << std::string(79, '-') << "\n";
-  for (std::size_t i = 0; i < spans.size(); ++i) {
-    if (static_cast<int>(spans[i].depth) > a.depth) continue;
-    // torchinfo's row names: the root by its class, the others "Class: depth-index key".
-    const std::string name =
-        spans[i].path.empty()
-            ? spans[i].class_name
-            : std::string(2 * spans[i].depth, ' ') + spans[i].class_name + ": " +
-                  recorder::depth_index_label(last->graph, spans[i].call) + " " + spans[i].key;
-    std::snprintf(line, sizeof line, "%-44s %12.3f %12.3f %8.2f\n", name.c_str(), time[i], self[i],
-                  total > 0 ? 100 * time[i] / total : 0.0);
-    std::cout << line;
-  }
-  std::snprintf(line, sizeof line, "forward: %.3f ms, mean of %zu runs after %d warm-up runs\n",
-                total, runs.size(), a.warmup);
-  std::cout << std::string(79, '-') << "\n" << line;
   if (!a.out.empty()) {
     const auto written =
         recorder::render_to_file(*last, {}, a.out, recorder::backend::ChromeTrace{.runs = &runs});
     std::cerr << "recorder: wrote " << written.string() << ": " << runs.size() << " runs, "
-              << spans.size() << " module calls each\n";
+              << runs.back().spans.size() << " module calls and " << runs.back().ops.size()
+              << " ops each\n";
+  }
+  if (!a.draw.empty()) {
+    const recorder::RenderOptions ro{.depth = a.depth};
+    const std::filesystem::path path(a.draw);
+    std::filesystem::path written;
+    if (path.extension() == ".svg")
+      written = recorder::render_to_file(
+          *last, ro, path, recorder::backend::Svg{.report = nullptr, .times = &times});
+    else if (path.extension() == ".png")
+      written = recorder::render_to_file(
+          *last, ro, path, recorder::backend::Png{.report = nullptr, .times = &times});
+    else
+      written =
+          recorder::render_to_file(*last, ro, path, recorder::backend::TimeDot{.times = &times});
+    std::cerr << "recorder: wrote " << written.string() << ": module calls coloured by time\n";
   }
   return 0;
+}
+
+/// `recorder profile`: the summary table with each call's time, self time and share (mean over
+/// `--runs` after `--warmup`), `-o` the Chrome/Perfetto trace, `--draw` the drawing coloured by
+/// time.
+int run_profile(const ProfileArgs& a) {
+  if (a.runs < 1) throw UsageError("recorder: --runs must be at least 1");
+  if (a.warmup < 0) throw UsageError("recorder: --warmup must be 0 or more");
+  if (!a.out.empty()) cli::check_writable(a.out);
+  if (!a.draw.empty()) cli::check_writable(a.draw);
+  torch::manual_seed(static_cast<std::uint64_t>(a.common.seed));
+  const Inputs inputs(a.common);
+  torch::jit::Module model = recorder::load_model(a.common.model);
+  if (a.common.aten_ops) return profile_with<rr::AtenOps>(a, model, inputs);
+  return profile_with<>(a, model, inputs);
 }
 
 // ---- record ---------------------------------------------------------------------------------
@@ -678,6 +701,12 @@ int main(int argc, char** argv) {
   sub_profile->add_option("--depth", profile.depth, "Rows down to this depth (default 3)");
   sub_profile->add_option("-o,--output", profile.out,
                           "Write the Chrome trace (.trace.json when no extension) here");
+  sub_profile->add_option("--draw", profile.draw,
+                          "Draw the graph to --depth with module calls coloured by time (.svg, "
+                          ".png, else DOT)");
+  sub_profile->add_flag("--backward", profile.backward,
+                        "Also time each call's backward (the inputs require grad; the sum of "
+                        "the outputs is back-propagated): a second span set in the trace");
 
   try {
     app.parse(argc, argv);

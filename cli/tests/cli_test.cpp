@@ -291,23 +291,38 @@ BOOST_AUTO_TEST_CASE(draw_writes_torchviews_pictures_in_every_format) {
 
 BOOST_AUTO_TEST_CASE(profile_times_every_call_and_writes_a_chrome_trace) {
   const fs::path dir = scratch("profile");
-  const Run r =
-      recorder_cli({"profile", model("resnet18_script.pt"), "--input-size", "1,3,64,64", "--warmup",
-                    "1", "--runs", "3", "--depth", "1", "-o", (dir / "resnet").string()});
+  const Run r = recorder_cli({"profile", model("resnet18_script.pt"), "--input-size", "1,3,64,64",
+                              "--warmup", "1", "--runs", "3", "--depth", "1", "-o",
+                              (dir / "resnet").string(), "--draw", (dir / "resnet.svg").string()});
   BOOST_TEST(r.code == 0);
-  // The summary at depth 1, then the time table: the root and its 10 children.
-  BOOST_TEST(occurrences(r.out, "Layer (time, mean of runs)") == 1u);
-  BOOST_TEST(occurrences(r.out, "100.00\n") == 1u);  // the root's share
-  BOOST_TEST(occurrences(r.out, "\n  Sequential: 1-") == 4u);
-  BOOST_TEST(occurrences(r.out, "\n  Linear: 1-10 fc ") == 1u);
-  BOOST_TEST(occurrences(r.out, "mean of 3 runs after 1 warm-up runs\n") == 1u);
+  // The summary at depth 1 with time columns: the root and its 10 children, each timed.
+  BOOST_TEST(occurrences(r.out, "Time             Self Time        Time %\n") == 1u);
+  BOOST_TEST(occurrences(r.out, "100.00%\n") == 1u);  // the root's share
+  BOOST_TEST(occurrences(r.out, "\n\u251c\u2500Sequential: 1-") == 4u);
+  BOOST_TEST(occurrences(r.out, "%\n") == 12u);  // the header and 11 rows
+  BOOST_TEST(occurrences(r.out, " (mean of 3 runs)\n") == 1u);
+  BOOST_TEST(occurrences(r.out, "Timed: 3 runs after 1 warm-up; 9 ops a run\n") == 1u);
   BOOST_TEST(r.err == "recorder: wrote " + (dir / "resnet.trace.json").string() +
-                          ": 3 runs, 76 module calls each\n");
+                          ": 3 runs, 76 module calls and 9 ops each\n" + "recorder: wrote " +
+                          (dir / "resnet.svg").string() + ": module calls coloured by time\n");
   const std::string trace = read(dir / "resnet.trace.json");
-  BOOST_TEST(occurrences(trace, "\"ph\": \"X\"") == 3u * 76u);
+  BOOST_TEST(occurrences(trace, "\"ph\": \"X\"") == 3u * (76u + 9u));
+  const std::string svg = read(dir / "resnet.svg");
+  BOOST_TEST(occurrences(svg, "fill=\"#7f0000\"") == 1u);  // the slowest of the 10 drawn
   BOOST_TEST(recorder_cli({"profile", model("resnet18_script.pt"), "--input-size", "1,3,64,64",
                            "--runs", "0"})
                  .err == "recorder: --runs must be at least 1\n");
+}
+
+BOOST_AUTO_TEST_CASE(profile_times_leaf_ops_and_the_backward_when_asked) {
+  const Run r =
+      recorder_cli({"profile", model("resnet18_script.pt"), "--input-size", "1,3,64,64", "--warmup",
+                    "0", "--runs", "2", "--depth", "0", "--aten-ops", "--backward"});
+  BOOST_TEST(r.code == 0);
+  // TorchScript's ResNet-18 with its leaves' ops: 20 conv2d, 20 batch_norm, 17 relu, the pools,
+  // linear, 8 adds, flatten; and 76 calls' backwards (the input requires grad).
+  BOOST_TEST(
+      occurrences(r.out, "Timed: 2 runs after 0 warm-up; 69 ops a run; 76 backward spans\n") == 1u);
 }
 
 BOOST_AUTO_TEST_CASE(draw_shows_the_ops_inside_leaves_with_aten_ops) {

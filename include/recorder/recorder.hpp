@@ -19,6 +19,7 @@
 #include <recorder/policies/concepts.hpp>
 #include <recorder/policies/recording.hpp>
 #include <recorder/policies/reduction.hpp>
+#include <recorder/render/call_times.hpp>
 #include <recorder/render/concepts.hpp>
 #include <recorder/render/dot.hpp>
 #include <recorder/render/json.hpp>
@@ -30,6 +31,7 @@
 #include <recorder/render/summary.hpp>
 #include <recorder/render/summary_options.hpp>
 #include <recorder/render/svg.hpp>
+#include <recorder/render/time_dot.hpp>
 #include <recorder/render/visible.hpp>
 #include <recorder/observe/observer.hpp>
 #include <recorder/tensor/op.hpp>

@@ -8,7 +8,9 @@
 #include <recorder/render/dot.hpp>
 #include <recorder/render/json.hpp>
 #include <recorder/render/render.hpp>
+#include <recorder/render/summary.hpp>
 #include <recorder/render/svg.hpp>
+#include <recorder/render/time_dot.hpp>
 
 #include <cstdlib>
 #include <filesystem>
@@ -71,6 +73,60 @@ BOOST_AUTO_TEST_CASE(option_goldens) {
   check_golden("observed_mlp_functions.dot", dot(observed_mlp(), {.hide_module_functions = false}));
   check_golden("reused_block_params.dot", dot(reused_block(), {.depth = 1, .show_params = true}));
   check_golden("residual_styled.dot", render_to_string<backend::BasicDot<RedConvs>>(residual()));
+}
+
+namespace {
+
+/// Times for the residual fixture's calls (ms): layer1.0 is the hot one. The calls inside
+/// layer1.1 and the relu were not timed.
+CallTimes residual_times() {
+  CallTimes t;
+  t.statistic = "mean of 4 runs";
+  for (const auto& [key, ms] :
+       std::vector<std::pair<std::string, double>>{{"<root>", 10.0},
+                                                   {"conv1", 1.25},
+                                                   {"bn1", 0.5},
+                                                   {"layer1", 6.0},
+                                                   {"layer1.0", 4.0},
+                                                   {"layer1.0.conv1", 1.0},
+                                                   {"layer1.0.downsample", 0.75},
+                                                   {"layer1.1", 1.5},
+                                                   {"fc", 0.2}})
+    t.ns.emplace(key, ms * 1e6);
+  return t;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(time_golden) {
+  const Trace t = residual();
+  const CallTimes times = residual_times();
+  check_golden("residual_time_depth2.dot",
+               render_to_string(t, {.depth = 2}, backend::TimeDot{.times = &times}));
+  // The hottest drawn call gets the darkest step, and a call never timed keeps the house look.
+  const std::string d1 = render_to_string(t, {.depth = 1}, backend::TimeDot{.times = &times});
+  BOOST_TEST(d1.find("fillcolor=\"#7f0000\"") != std::string::npos);
+  BOOST_TEST(d1.find("xlabel=\"6 ms (60.0%)\"") != std::string::npos);
+  BOOST_TEST(d1.find("xlabel=\"1.25 ms (12.5%)\"") != std::string::npos);
+  BOOST_TEST(d1.find("xlabel=\"200 us (2.0%)\"") != std::string::npos);
+  BOOST_CHECK_THROW(render_to_string<backend::TimeDot>(t, {}), std::invalid_argument);
+
+  const SummaryOptions o{.depth = 2,
+                         .columns = {SummaryColumn::output_size, SummaryColumn::time,
+                                     SummaryColumn::self_time, SummaryColumn::time_percent},
+                         .times = &times};
+  check_golden("residual_time_summary.txt", summary(t, o));
+  const SummaryTable table = summarize(t, o);
+  // The self times of the rows add up to the root's time; a row's time is its self time plus
+  // the times of the rows shown directly under it.
+  double self = 0;
+  for (const SummaryRow& r : table.rows) self += r.self_ns.value_or(0);
+  BOOST_TEST(self == 10e6, boost::test_tools::tolerance(1e-12));
+  BOOST_TEST(table.total_time_ns.value() == 10e6);
+  BOOST_TEST_REQUIRE(table.rows[4].label == "Sequential: 1-4");
+  BOOST_TEST(*table.rows[4].self_ns == 0.5e6);  // 6 - 4 - 1.5
+  BOOST_TEST(table.rows[4].cells[3] == " 60.00%");
+  BOOST_CHECK_THROW(summary(t, {.columns = {SummaryColumn::time}}), std::invalid_argument);
 }
 
 BOOST_AUTO_TEST_CASE(graphviz_accepts_every_dot_golden) {

@@ -6,6 +6,7 @@
 #include <recorder/detail/escape.hpp>
 #include <recorder/graph/graph.hpp>
 #include <recorder/graph/trace.hpp>
+#include <recorder/render/call_times.hpp>
 #include <recorder/render/options.hpp>
 #include <recorder/policies/reduction.hpp>
 #include <recorder/tensor/session.hpp>
@@ -14,15 +15,20 @@
 
 #include <chrono>
 #include <cstdint>
+#include <algorithm>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
 #include <ostream>
+#include <set>
 #include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -40,15 +46,65 @@ struct TimedSpan {
   std::int64_t duration_ns = 0;  ///< enter to return, the callees included
   std::vector<std::vector<std::int64_t>> input_dims{};  ///< the tensor arguments' sizes
 
-  /// The duration minus the children's.
+  /// The duration minus the children's (module calls; ops count as the call's own time).
   std::int64_t self_ns(std::span<const TimedSpan> run) const;
 };
 
-/// One timed forward: its spans in call order (a parent before its children).
+/// One tensor argument of a timed op: `TimedRun::dims_of` and `dtype_of` read it.
+struct TimedInput {
+  std::uint32_t dims_begin = 0;
+  std::uint16_t rank = 0;
+  std::uint16_t dtype = 0;
+};
+
+/// One timed op of one run: a function node of the trace (an op of a composite forward, a
+/// `recorder::op`, or with `record::AtenOps` an aten op inside a leaf). `TimedRun::name_of`
+/// and `inputs_of` read the rest.
+struct TimedOp {
+  NodeId node;                     ///< the function node in that run's trace
+  std::int32_t parent = -1;        ///< the enclosing module call's span index, -1 for none
+  std::uint32_t key = 0;           ///< its index in `Timing::op_keys()`
+  std::uint32_t inputs_begin = 0;  ///< its first tensor argument in `TimedRun::op_inputs`
+  std::int64_t start_ns = 0;       ///< from the start of the run
+  std::int64_t duration_ns = 0;
+};
+
+/// The names a timing's runs refer to: each op key's op name, and the dtypes.
+struct TimedNames {
+  std::vector<std::string_view> op_of_key;  ///< "add" for key "layer1.0/add#0"
+  std::vector<std::string_view> dtypes;     ///< "Float", ... (static storage)
+};
+
+/// One timed forward: its module-call spans in call order (a parent before its children) and
+/// its ops in the order they ran. Spans nest exactly: every op and call lies inside its
+/// parent, and siblings do not overlap.
 struct TimedRun {
   std::int64_t epoch_ns = 0;     ///< when it started (system clock, ns since the epoch)
   std::int64_t duration_ns = 0;  ///< the whole forward, steady clock
   std::vector<TimedSpan> spans{};
+  std::vector<TimedOp> ops{};
+  std::vector<TimedInput> op_inputs{};  ///< the ops' tensor arguments, op after op
+  std::vector<std::int64_t> op_dims{};  ///< their sizes, argument after argument
+  std::shared_ptr<const TimedNames> names{};
+  /// With `TimingOptions::backward`: per span, when autograd produced the first gradient
+  /// w.r.t. one of the call's outputs and the last w.r.t. one of its inputs (ticks, 0 for
+  /// none yet); `backward_spans(run)` reads them.
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> backward_ticks{};
+  std::uint64_t tick0 = 0;   ///< the run's start in ticks
+  double ns_per_tick = 1.0;  ///< the run's tick rate
+
+  /// The op's name: "add", "conv2d".
+  std::string_view name_of(const TimedOp& op) const { return names->op_of_key[op.key]; }
+  /// The op's tensor arguments (`op` is one of `ops`).
+  std::span<const TimedInput> inputs_of(const TimedOp& op) const {
+    const auto i = static_cast<std::size_t>(&op - ops.data());
+    const std::size_t end = i + 1 < ops.size() ? ops[i + 1].inputs_begin : op_inputs.size();
+    return std::span<const TimedInput>(op_inputs).subspan(op.inputs_begin, end - op.inputs_begin);
+  }
+  Shape dims_of(const TimedInput& in) const {
+    return Shape(std::span<const std::int64_t>(op_dims).subspan(in.dims_begin, in.rank));
+  }
+  std::string_view dtype_of(const TimedInput& in) const { return names->dtypes[in.dtype]; }
 };
 
 inline std::int64_t TimedSpan::self_ns(std::span<const TimedSpan> run) const {
@@ -61,66 +117,120 @@ inline std::int64_t TimedSpan::self_ns(std::span<const TimedSpan> run) const {
 
 namespace detail {
 
-/// The call hooks of a timing: a clock read when a call opens and when it returns.
+/// The ticks of one run and the steady clock read beside them at its start and end: converts
+/// ticks to nanoseconds from the start.
+struct RunClock {
+  std::uint64_t tick0 = 0;
+  std::chrono::steady_clock::time_point steady0{};
+  double ns_per_tick = 1.0;
+
+  void start() {
+    steady0 = std::chrono::steady_clock::now();
+    tick0 = ticks();
+  }
+  /// Fixes the rate from the run's end; returns the run's duration in ns.
+  std::int64_t stop() {
+    const std::uint64_t tick1 = ticks();
+    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                        std::chrono::steady_clock::now() - steady0)
+                        .count();
+    if (tick1 > tick0 && ns > 0)
+      ns_per_tick = static_cast<double>(ns) / static_cast<double>(tick1 - tick0);
+    return ns;
+  }
+  std::int64_t ns(std::uint64_t t) const {
+    return t <= tick0 ? 0 : static_cast<std::int64_t>(static_cast<double>(t - tick0) * ns_per_tick);
+  }
+};
+
+/// The call hooks and op clock of a timing: ticks read when a call opens and returns and around
+/// each recorded op (with the op's input shapes, read while the graph is hot); converted,
+/// nested and reduced when the forward ends.
 template <class R>
-class TimingStore final : public CallHooks {
+class TimingStore final : public CallHooks,
+                          public OpClock,
+                          public std::enable_shared_from_this<TimingStore<R>> {
  public:
   using state_type = typename R::template state<double>;
-  using clock = std::chrono::steady_clock;
 
-  explicit TimingStore(R reduction) : reduction_(std::move(reduction)) {}
+  TimingStore(R reduction, bool backward) : reduction_(std::move(reduction)), backward_(backward) {}
 
   void begin() override {
     run_ = TimedRun{};
+    run_.spans.reserve(last_.spans);
+    run_.ops.reserve(last_.ops);
+    run_.op_inputs.reserve(last_.inputs);
+    run_.op_dims.reserve(last_.dims);
+    stamps_.clear();
     open_.clear();
     run_.epoch_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                         std::chrono::system_clock::now().time_since_epoch())
                         .count();
-    start_ = clock::now();
+    clock_.start();
   }
   void enter(const Graph& g, NodeId call, std::span<const at::Tensor> inputs) override {
-    const auto now = clock::now();
     TimedSpan s;
     s.call = call;
     s.parent = open_.empty() ? -1 : static_cast<std::int32_t>(open_.back());
     s.depth = g.node(call).depth;
-    s.start_ns = since_start(now);
     for (const at::Tensor& t : inputs)
       if (t.defined()) s.input_dims.push_back(t.sizes().vec());
     open_.push_back(run_.spans.size());
     run_.spans.push_back(std::move(s));
+    if (backward_) hook_gradients(inputs, false);
     // What the hook itself cost is not the call's: the span starts after the bookkeeping.
-    run_.spans.back().start_ns = since_start(clock::now());
+    stamps_.push_back({ticks(), 0});
   }
-  void leave(const Graph& g, NodeId call, std::span<const at::Tensor>,
-             std::span<at::Tensor>) override {
-    const auto now = clock::now();
-    static_cast<void>(g);
+  void leave(const Graph&, NodeId call, std::span<const at::Tensor>,
+             std::span<at::Tensor> outputs) override {
+    const std::uint64_t now = ticks();
     // Calls return in reverse order of entry; a call left open by a throw was aborted.
-    while (!open_.empty() && run_.spans[open_.back()].call != call) open_.pop_back();
+    while (!open_.empty() && run_.spans[open_.back()].call != call) {
+      stamps_[open_.back()].second = stamps_[open_.back()].first;
+      open_.pop_back();
+    }
     if (open_.empty()) return;
-    TimedSpan& s = run_.spans[open_.back()];
+    stamps_[open_.back()].second = now;
+    if (backward_) hook_gradients(outputs, true);
     open_.pop_back();
-    s.duration_ns = since_start(now) - s.start_ns;
   }
+  void op(const Graph& g, NodeId fn, std::uint64_t start, std::uint64_t end) override {
+    TimedOp o;
+    o.node = fn;
+    o.parent = open_.empty() ? -1 : static_cast<std::int32_t>(open_.back());
+    o.inputs_begin = static_cast<std::uint32_t>(run_.op_inputs.size());
+    // Until the run ends: `key` holds how many spans had opened before it, the times are ticks.
+    o.key = static_cast<std::uint32_t>(run_.spans.size());
+    o.start_ns = static_cast<std::int64_t>(start);
+    o.duration_ns = static_cast<std::int64_t>(end);
+    run_.ops.push_back(o);
+    add_inputs(g, fn);
+  }
+  OpClock* op_clock() noexcept override { return this; }
+
   void end(const Graph& g) override {
-    run_.duration_ns = since_start(clock::now());
+    run_.duration_ns = clock_.stop();
+    for (std::size_t i = open_.size(); i-- > 0;) stamps_[open_[i]].second = stamps_[open_[i]].first;
+    open_.clear();
+    nest();
     for (TimedSpan& s : run_.spans) {
       s.key = path_address(g, s.call);
       s.path = g.module_of(s.call).path;
       s.class_name = g.module_of(s.call).class_name;
     }
+    span_keys_.clear();
     for (const TimedSpan& s : run_.spans) {
-      const double v = static_cast<double>(s.duration_ns);
-      auto found = index_.find(s.key);
-      if (found == index_.end()) {
-        index_.emplace(s.key, keys_.size());
-        keys_.push_back(s.key);
-        states_.push_back(reduction_.init(v));
-      } else {
-        reduction_.update(states_[found->second], v);
-      }
+      const auto [at, fresh] = index_.try_emplace(s.key, keys_.size());
+      span_keys_.push_back(static_cast<std::uint32_t>(at->second));
+      add(states_, fresh, at->second, static_cast<double>(s.duration_ns));
+      if (fresh) keys_.push_back(s.key);
     }
+    key_ops(g);
+    last_ = {run_.spans.size(), run_.ops.size(), run_.op_inputs.size(), run_.op_dims.size()};
+    run_.names = names_;
+    run_.tick0 = clock_.tick0;
+    run_.ns_per_tick = clock_.ns_per_tick;
+    if (backward_) run_.backward_ticks.resize(run_.spans.size());
     runs_.push_back(std::move(run_));
     run_ = TimedRun{};
   }
@@ -128,46 +238,247 @@ class TimingStore final : public CallHooks {
     // A forward that threw is not a run: nothing of it is kept, the next one starts clean.
     run_ = TimedRun{};
     open_.clear();
+    stamps_.clear();
   }
 
   const std::vector<TimedRun>& runs() const noexcept { return runs_; }
   const std::vector<std::string>& keys() const noexcept { return keys_; }
+  const std::vector<std::string>& op_keys() const noexcept { return op_keys_; }
+  /// The reduction state of a module call's or an op's key.
   const state_type& state(std::string_view key) const {
-    const auto found = index_.find(std::string(key));
-    if (found == index_.end())
-      throw std::out_of_range("recorder: no module call '" + std::string(key) + "' was timed");
-    return states_[found->second];
+    const std::string k(key);
+    if (const auto found = index_.find(k); found != index_.end()) return states_[found->second];
+    if (const auto found = op_index_.find(k); found != op_index_.end())
+      return op_states_[found->second];
+    throw std::out_of_range("recorder: no module call or op '" + k +
+                            "' was timed (module calls are keyed by layer key, \"layer1.0\"; ops "
+                            "by their call's key, '/', name, '#', index: \"layer1.0/add#0\")");
   }
   const R& reduction() const noexcept { return reduction_; }
 
  private:
-  std::int64_t since_start(clock::time_point t) const {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(t - start_).count();
+  /// What the previous run's op at the same position was (to key ops without strings).
+  struct LastOp {
+    std::uint32_t parent_key;
+    std::string_view name;  // the timing's copy
+    const char* seen;       // the graph's spelling of it (literals keep their address)
+    std::uint32_t key;
+  };
+  static constexpr std::uint32_t no_parent = 0xffffffffu;
+
+  /// A gradient hook on every tensor that requires grad: the first gradient w.r.t. an output
+  /// opens the call's backward span, the last w.r.t. an input closes it. The hook holds the
+  /// timing weakly and finds the span by run and span index.
+  template <class Tensors>
+  void hook_gradients(const Tensors& tensors, bool outputs) {
+    const std::size_t run = runs_.size();
+    const std::size_t span = open_.back();
+    for (const at::Tensor& t : tensors) {
+      if (!t.defined() || !t.requires_grad()) continue;
+      std::weak_ptr<TimingStore> weak = this->weak_from_this();
+      t.register_hook([weak, run, span, outputs](const at::Tensor&) {
+        const std::uint64_t now = ticks();
+        const auto self = weak.lock();
+        if (self == nullptr || run >= self->runs_.size()) return;  // a run that threw
+        auto& b = self->runs_[run].backward_ticks;
+        if (span >= b.size()) return;
+        if (outputs) {
+          if (b[span].first == 0 || now < b[span].first) b[span].first = now;
+        } else {
+          b[span].second = std::max(b[span].second, now);
+        }
+      });
+    }
   }
 
+  void add(std::vector<state_type>& states, bool fresh, std::size_t i, double v) {
+    if (fresh)
+      states.push_back(reduction_.init(v));
+    else
+      reduction_.update(states[i], v);
+  }
+
+  /// The index of `dtype` among the names' dtypes (a handful: found by pointer first).
+  std::uint16_t dtype_index(std::string_view dtype) {
+    std::vector<std::string_view>& d = names_->dtypes;
+    for (std::size_t i = 0; i < d.size(); ++i)
+      if (d[i].data() == dtype.data() && d[i].size() == dtype.size())
+        return static_cast<std::uint16_t>(i);
+    for (std::size_t i = 0; i < d.size(); ++i)
+      if (d[i] == dtype) return static_cast<std::uint16_t>(i);
+    d.push_back(dtype);
+    return static_cast<std::uint16_t>(d.size() - 1);
+  }
+
+  /// The op's tensor arguments, from the edges into `fn`: the last ones of the graph, before its
+  /// output edges if those are recorded already.
+  void add_inputs(const Graph& g, NodeId fn) {
+    const std::vector<Edge>& edges = g.edges();
+    std::size_t last = edges.size();
+    while (last > 0 && edges[last - 1].from == fn) --last;
+    std::size_t first = last;
+    while (first > 0 && edges[first - 1].to == fn) --first;
+    for (std::size_t e = first; e < last; ++e) {
+      const NodeId in = edges[e].from;
+      TimedInput ti;
+      ti.dims_begin = static_cast<std::uint32_t>(run_.op_dims.size());
+      if (is_tensor_kind(g.nodes()[in.value].kind)) {
+        const Shape shape = g.shape(in);
+        ti.rank = static_cast<std::uint16_t>(shape.size());
+        ti.dtype = dtype_index(g.tensor(in).dtype);
+        const std::size_t at = run_.op_dims.size();
+        run_.op_dims.resize(at + shape.size());
+        for (std::size_t k = 0; k < shape.size(); ++k) run_.op_dims[at + k] = shape[k];
+      } else {
+        ti.dtype = dtype_index("");
+      }
+      run_.op_inputs.push_back(ti);
+    }
+  }
+
+  /// Converts ticks to ns and makes the spans nest exactly, in the order things happened
+  /// (calls and ops merged): each starts no earlier than its parent and its previous sibling
+  /// ended, and ends no later than its parent. Clock reads may be reordered by a few cycles;
+  /// this is what keeps a few-ns overlap out of the trace.
+  void nest() {
+    const std::size_t n = run_.spans.size();
+    child_end_.assign(n, 0);
+    std::int64_t top_end = 0;
+    const auto place = [&](std::int32_t parent, std::int64_t& start, std::int64_t& end) {
+      std::int64_t lo = top_end;
+      std::int64_t hi = run_.duration_ns;
+      if (parent >= 0) {
+        const TimedSpan& p = run_.spans[static_cast<std::size_t>(parent)];
+        lo = std::max(p.start_ns, child_end_[static_cast<std::size_t>(parent)]);
+        hi = p.start_ns + p.duration_ns;
+      }
+      start = std::clamp(start, lo, hi);
+      end = std::clamp(end, start, hi);
+      (parent >= 0 ? child_end_[static_cast<std::size_t>(parent)] : top_end) = end;
+    };
+    std::size_t next_op = 0;
+    const auto place_ops_before = [&](std::size_t span) {
+      for (; next_op < run_.ops.size() && run_.ops[next_op].key <= span; ++next_op) {
+        TimedOp& op = run_.ops[next_op];
+        std::int64_t start = clock_.ns(static_cast<std::uint64_t>(op.start_ns));
+        std::int64_t end = clock_.ns(static_cast<std::uint64_t>(op.duration_ns));
+        place(op.parent, start, end);
+        op.start_ns = start;
+        op.duration_ns = end - start;
+      }
+    };
+    for (std::size_t i = 0; i < n; ++i) {
+      place_ops_before(i);
+      TimedSpan& s = run_.spans[i];
+      std::int64_t start = clock_.ns(stamps_[i].first);
+      std::int64_t end = clock_.ns(stamps_[i].second);
+      place(s.parent, start, end);
+      s.start_ns = start;
+      s.duration_ns = end - start;
+    }
+    place_ops_before(n);
+  }
+
+  /// Keys each op (`<call key>/<name>#<k>`, the k-th op of that name directly in that call)
+  /// and reduces its duration. While a run repeats the previous one op for op, keys are
+  /// reused without building a string.
+  void key_ops(const Graph& g) {
+    now_.clear();
+    bool same = true;
+    std::map<std::pair<std::uint32_t, std::string_view>, std::uint32_t> counts;
+    for (std::size_t i = 0; i < run_.ops.size(); ++i) {
+      TimedOp& op = run_.ops[i];
+      const std::uint32_t parent_key =
+          op.parent < 0 ? no_parent : span_keys_[static_cast<std::size_t>(op.parent)];
+      const std::string_view name = g.function(op.node).op;
+      if (same && i < last_ops_.size() && last_ops_[i].parent_key == parent_key &&
+          (last_ops_[i].seen == name.data() ? last_ops_[i].name.size() == name.size()
+                                            : last_ops_[i].name == name)) {
+        op.key = last_ops_[i].key;
+        add(op_states_, false, op.key, static_cast<double>(op.duration_ns));
+        now_.push_back({parent_key, last_ops_[i].name, name.data(), op.key});
+        continue;
+      }
+      if (same) {  // the runs part here: count what came before
+        same = false;
+        for (std::size_t j = 0; j < i; ++j) ++counts[{now_[j].parent_key, now_[j].name}];
+      }
+      const std::uint32_t k = counts[{parent_key, name}]++;
+      std::string key = parent_key == no_parent ? std::string() : keys_[parent_key];
+      key += '/';
+      key += name;
+      key += '#';
+      key += std::to_string(k);
+      const auto [at, fresh] = op_index_.try_emplace(key, op_keys_.size());
+      op.key = static_cast<std::uint32_t>(at->second);
+      add(op_states_, fresh, at->second, static_cast<double>(op.duration_ns));
+      if (fresh) {
+        op_keys_.push_back(std::move(key));
+        names_->op_of_key.push_back(std::string_view(*name_pool_.emplace(name).first));
+      }
+      now_.push_back({parent_key, names_->op_of_key[op.key], name.data(), op.key});
+    }
+    std::swap(last_ops_, now_);
+  }
+
+  struct Sizes {
+    std::size_t spans = 0, ops = 0, inputs = 0, dims = 0;
+  };
+
   R reduction_;
-  clock::time_point start_{};
+  bool backward_ = false;
+  RunClock clock_{};
   TimedRun run_{};
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> stamps_;  // each span's ticks
   std::vector<std::size_t> open_;  // indices of the open spans, outermost first
+  std::vector<std::int64_t> child_end_;
+  std::vector<std::uint32_t> span_keys_;  // this run's spans' key indices
+  std::vector<LastOp> last_ops_, now_;
+  Sizes last_{};
+  std::shared_ptr<TimedNames> names_ = std::make_shared<TimedNames>();
+  std::set<std::string, std::less<>> name_pool_;  // what `names_->op_of_key` views
   std::vector<TimedRun> runs_;
   std::vector<std::string> keys_;  // in order of first appearance
   std::map<std::string, std::size_t> index_;
   std::vector<state_type> states_;
+  std::vector<std::string> op_keys_;
+  std::unordered_map<std::string, std::size_t> op_index_;
+  std::vector<state_type> op_states_;
 };
 
 }  // namespace detail
 
+/// How a `record::Timing` times.
+struct TimingOptions {
+  /// Also time each module call's backward (`backward_spans(run)`): a gradient hook on every
+  /// input and output of each call that requires grad. Off by default: hooks cost ~1 us per
+  /// tensor in the forward. A call none of whose inputs requires grad (the first layer, fed
+  /// the data) has no backward span: nothing marks where its backward ends.
+  bool backward = false;
+};
+
 namespace record {
 
-/// Times every module call (the root's included) of every forward traced with it, in
-/// nanoseconds of a steady clock: `Tracer<record::Timing<reduce::Mean>> t({}, timing);`.
+/// Times every module call (the root's included) and every recorded op of every forward
+/// traced with it: `Tracer<record::Graph, record::Timing<reduce::Mean>> t({}, {}, timing);`.
 ///
-/// Each forward is kept as a `TimedRun` (`runs()`: its spans in call order, parents before
-/// children, each with its start, duration, parent span and input sizes); each call's
-/// durations (by layer key, `path_address`) are reduced over the runs by `R` (`result(key)`:
-/// `KeepAll` every duration, `Mean`, `MinMax`, `Moments`, ...). A forward that throws is not a
-/// run: what it timed is dropped and the next forward starts clean. Copies share their
-/// timings; one timing is fed by one thread at a time.
+/// Each forward is kept as a `TimedRun` (`runs()`): its module-call spans in call order,
+/// parents before children, each with its start, duration, parent span and input sizes; its
+/// ops (the function nodes of its trace: a composite forward's ops, `recorder::op`s, and with
+/// `record::AtenOps` the aten ops inside leaves) in the order they ran, with their input
+/// shapes and dtypes. Spans nest exactly. Each module call's durations (by layer key,
+/// `path_address`) and each op's (by op key, `"layer1.0/add#0"`: its call's key, its name, its
+/// index among the ops of that name directly in that call) are reduced over the runs by `R`
+/// (`result(key)`: `KeepAll` every duration, `Mean`, `MinMax`, `Moments`, `Quantile`, ...).
+///
+/// The clock: the CPU's time-stamp counter (`detail::ticks()`), converted to steady-clock
+/// nanoseconds per run. A templated op's span is its libtorch call; an aten op's inside a leaf
+/// is its `at::RecordFunction` event; a TorchScript op's runs from the previous marker (op, call
+/// opening or return) to its own, so it includes the interpreter's steps before it. A call's
+/// span starts after the timing's own bookkeeping.
+///
+/// A forward that throws is not a run: what it timed is dropped and the next forward starts
+/// clean. Copies share their timings; one timing is fed by one thread at a time.
 template <class R = reduce::KeepAll>
 class Timing {
   static_assert(reduce::check_reduction<R, double>());
@@ -178,15 +489,18 @@ class Timing {
   static constexpr bool captures_calls = true;
   using reduction_type = R;
 
-  explicit Timing(R reduction = R{})
-      : store_(std::make_shared<recorder::detail::TimingStore<R>>(std::move(reduction))) {}
+  explicit Timing(R reduction = R{}, TimingOptions options = {})
+      : store_(std::make_shared<recorder::detail::TimingStore<R>>(std::move(reduction),
+                                                                  options.backward)) {}
 
   /// Every timed forward, in order.
   const std::vector<TimedRun>& runs() const noexcept { return store_->runs(); }
   /// The timed calls' keys, in order of first appearance.
   const std::vector<std::string>& keys() const noexcept { return store_->keys(); }
-  /// `key`'s durations (ns, as doubles) reduced over the runs; throws `std::out_of_range` for a
-  /// key never timed.
+  /// The timed ops' keys (`"layer1.0/add#0"`), in order of first appearance.
+  const std::vector<std::string>& op_keys() const noexcept { return store_->op_keys(); }
+  /// The durations (ns, as doubles) of a module call's or an op's key, reduced over the runs;
+  /// throws `std::out_of_range` for a key never timed.
   decltype(auto) result(std::string_view key) const {
     return store_->reduction().result(store_->state(key));
   }
@@ -195,6 +509,9 @@ class Timing {
     return store_->reduction().count(store_->state(key));
   }
 
+  /// The reduction the durations go through.
+  const R& reduction() const noexcept { return store_->reduction(); }
+
   recorder::detail::CallHooks& call_hooks() const noexcept { return *store_; }
 
  private:
@@ -202,6 +519,72 @@ class Timing {
 };
 
 }  // namespace record
+
+namespace detail {
+
+/// One number for a duration reduced over runs, and what it is: the value itself (`Mean`,
+/// `Last`, `Sum`), the mean of the kept durations (`KeepAll`), the mean (`Moments`), the
+/// minimum (`MinMax`: the best run) or the quantile (`Quantile`).
+template <class Result>
+double time_value(const Result& r) {
+  if constexpr (std::is_arithmetic_v<Result>) {
+    return static_cast<double>(r);
+  } else if constexpr (requires { r.mean; }) {
+    return static_cast<double>(r.mean);
+  } else if constexpr (requires { r.min; }) {
+    return static_cast<double>(r.min);
+  } else if constexpr (requires { r.value; }) {
+    return static_cast<double>(r.value);
+  } else if constexpr (requires {
+                         r.size();
+                         r.begin();
+                       }) {
+    double sum = 0;
+    for (const auto& v : r) sum += static_cast<double>(v);
+    return r.size() == 0 ? 0.0 : sum / static_cast<double>(r.size());
+  } else {
+    static_assert(sizeof(Result) == 0,
+                  "recorder: this reduction gives no single time per call (use Mean, KeepAll, "
+                  "Moments, MinMax, Quantile, Last or Sum in record::Timing for time columns)");
+    return 0;
+  }
+}
+
+/// What `time_value` took from reduction `R`, for the summary's line.
+template <class R>
+std::string time_statistic(const R& r, std::uint64_t runs) {
+  const std::string of = " of " + std::to_string(runs) + (runs == 1 ? " run" : " runs");
+  if constexpr (std::is_same_v<R, reduce::MinMax>) return "min" + of;
+  if constexpr (std::is_same_v<R, reduce::Quantile>) {
+    if (r.q == 0.5) return "median" + of;
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", r.q * 100);
+    return std::string("p") + buf + of;
+  }
+  if constexpr (std::is_same_v<R, reduce::Last>) return "last" + of;
+  if constexpr (std::is_same_v<R, reduce::Sum>) return "sum" + of;
+  return "mean" + of;
+}
+
+}  // namespace detail
+
+/// One time per timed module call, for the summary's time columns and the time-coloured
+/// drawing: the reduction's result as one number (`detail::time_value`: the mean for `Mean`,
+/// `Moments` and `KeepAll`, the minimum for `MinMax`, the quantile for `Quantile`).
+///
+/// `auto times = call_times(timing); summary(trace, {.columns = {..., SummaryColumn::time},
+/// .times = &times});`
+template <class R>
+CallTimes call_times(const record::Timing<R>& timing) {
+  CallTimes t;
+  std::uint64_t runs = 0;
+  for (const std::string& key : timing.keys()) {
+    t.ns.emplace(key, detail::time_value(timing.result(key)));
+    runs = std::max(runs, timing.samples(key));
+  }
+  t.statistic = detail::time_statistic(timing.reduction(), runs);
+  return t;
+}
 
 namespace detail {
 
@@ -215,12 +598,74 @@ inline void append_micros(std::string& out, std::int64_t ns) {
 
 }  // namespace detail
 
+/// The backward spans of a run timed with `TimingOptions::backward`, after its backward ran: one
+/// per module call whose backward was seen from both ends, from the first gradient w.r.t. one
+/// of its outputs to the last w.r.t. one of its inputs, in ns from the forward's start, in call
+/// order, `parent` indexing this list (the nearest enclosing call with a backward span). They
+/// nest exactly: a span is cut to its parent's, and of siblings whose backwards overlap (a
+/// downsample beside a block's main path, both ending when the block's input gradient is
+/// complete) the later one starts where the earlier ends.
+inline std::vector<TimedSpan> backward_spans(const TimedRun& run) {
+  const auto ns = [&run](std::uint64_t t) {
+    return t <= run.tick0
+               ? std::int64_t{0}
+               : static_cast<std::int64_t>(static_cast<double>(t - run.tick0) * run.ns_per_tick);
+  };
+  std::vector<TimedSpan> out;
+  std::vector<std::int32_t> index_of(run.spans.size(), -1);
+  for (std::size_t i = 0; i < run.spans.size() && i < run.backward_ticks.size(); ++i) {
+    const auto [first, last] = run.backward_ticks[i];
+    if (first == 0 || last < first) continue;
+    TimedSpan s = run.spans[i];
+    s.start_ns = ns(first);
+    s.duration_ns = ns(last) - s.start_ns;
+    s.parent = -1;
+    for (std::int32_t p = run.spans[i].parent; p >= 0;
+         p = run.spans[static_cast<std::size_t>(p)].parent) {
+      if (index_of[static_cast<std::size_t>(p)] >= 0) {
+        s.parent = index_of[static_cast<std::size_t>(p)];
+        break;
+      }
+    }
+    index_of[i] = static_cast<std::int32_t>(out.size());
+    out.push_back(std::move(s));
+  }
+  // Parents come first: each parent's children are cut to it and apart once it is final.
+  std::vector<std::vector<std::size_t>> children(out.size() + 1);
+  for (std::size_t i = 0; i < out.size(); ++i)
+    children[out[i].parent < 0 ? out.size() : static_cast<std::size_t>(out[i].parent)].push_back(i);
+  const auto settle = [&](std::size_t parent) {
+    std::vector<std::size_t>& c = children[parent];
+    const bool top = parent == out.size();
+    const std::int64_t lo = top ? 0 : out[parent].start_ns;
+    const std::int64_t hi = top ? std::numeric_limits<std::int64_t>::max()
+                                : out[parent].start_ns + out[parent].duration_ns;
+    std::stable_sort(c.begin(), c.end(), [&](std::size_t a, std::size_t b) {
+      return out[a].start_ns < out[b].start_ns;
+    });
+    std::int64_t previous_end = lo;
+    for (std::size_t i : c) {
+      const std::int64_t start = std::clamp(out[i].start_ns, previous_end, hi);
+      const std::int64_t end = std::clamp(out[i].start_ns + out[i].duration_ns, start, hi);
+      out[i].start_ns = start;
+      out[i].duration_ns = end - start;
+      previous_end = end;
+    }
+  };
+  settle(out.size());
+  for (std::size_t i = 0; i < out.size(); ++i) settle(i);
+  return out;
+}
+
 /// The runs as Chrome Trace Event JSON shaped like PyTorch's profiler (Kineto) writes it, for
-/// Perfetto and `chrome://tracing`: one `X` event per module call, `cat` `user_annotation`,
-/// `ts`/`dur` in microseconds with nanosecond decimals from the first run's start, `args` with
-/// `Module Hierarchy` (the path), `module_type`, `Input Dims` and `run`; process and thread
-/// names as `M` events. Runs are laid side by side in time, 10% of the first run's length
-/// apart, on one thread, so spans nest perfectly (Perfetto needs it).
+/// Perfetto and `chrome://tracing`: one `X` event per module call (`cat` `user_annotation`,
+/// `args` with `Module Hierarchy`, the path, `module_type`, `Input Dims` and `run`) and one per
+/// op (`cat` `cpu_op`, `args` with `Input Dims`, `Input type`, the enclosing call's `Module
+/// Hierarchy` and `run`); `ts`/`dur` in microseconds with nanosecond decimals from the first
+/// run's start; process and thread names as `M` events. Runs are laid side by side in time, 10%
+/// of the first run's length apart, on one thread, so spans nest perfectly (Perfetto needs it).
+/// Backward spans (`TimingOptions::backward`), named `<key> (backward)`, `cat` `backward`, are
+/// on a second thread named "backward", after their forward.
 inline std::string chrome_trace_json(const std::vector<TimedRun>& runs, std::string_view name) {
   std::string out = "{\"schemaVersion\": 1, \"displayTimeUnit\": \"ms\", \"baseTimeNanoseconds\": ";
   out += std::to_string(runs.empty() ? 0 : runs.front().epoch_ns);
@@ -233,26 +678,71 @@ inline std::string chrome_trace_json(const std::vector<TimedRun>& runs, std::str
   out +=
       "{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": 1, \"tid\": 1, \"args\": "
       "{\"name\": \"forward\"}}";
+  const bool any_backward = std::any_of(runs.begin(), runs.end(), [](const TimedRun& r) {
+    return std::any_of(r.backward_ticks.begin(), r.backward_ticks.end(),
+                       [](const auto& t) { return t.first != 0; });
+  });
+  if (any_backward)
+    out +=
+        ",\n{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": 1, \"tid\": 2, \"args\": "
+        "{\"name\": \"backward\"}}";
   const std::int64_t gap = runs.empty() ? 0 : runs.front().duration_ns / 10 + 1000;
   std::int64_t offset = 0;
+  const auto event = [&out](std::string_view cat, std::string_view event_name, std::int64_t ts,
+                            std::int64_t dur, int tid = 1) {
+    out += ",\n{\"ph\": \"X\", \"cat\": \"";
+    out += cat;
+    out += "\", \"name\": \"";
+    out += detail::json_escape(event_name);
+    out += "\", \"pid\": 1, \"tid\": ";
+    out += tid == 1 ? '1' : '2';
+    out += ", \"ts\": ";
+    detail::append_micros(out, ts);
+    out += ", \"dur\": ";
+    detail::append_micros(out, dur);
+    out += ", \"args\": {";
+  };
   for (std::size_t r = 0; r < runs.size(); ++r) {
-    for (const TimedSpan& s : runs[r].spans) {
-      out += ",\n{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"";
-      out += detail::json_escape(s.key);
-      out += "\", \"pid\": 1, \"tid\": 1, \"ts\": ";
-      detail::append_micros(out, offset + s.start_ns);
-      out += ", \"dur\": ";
-      detail::append_micros(out, s.duration_ns);
-      out += ", \"args\": {\"Module Hierarchy\": \"" + detail::json_escape(s.path) +
-             "\", \"module_type\": \"" + detail::json_escape(s.class_name) +
-             "\", \"run\": " + std::to_string(r) + ", \"Input Dims\": [";
+    const TimedRun& run = runs[r];
+    for (const TimedSpan& s : run.spans) {
+      event("user_annotation", s.key, offset + s.start_ns, s.duration_ns);
+      out += "\"Module Hierarchy\": \"" + detail::json_escape(s.path) + "\", \"module_type\": \"" +
+             detail::json_escape(s.class_name) + "\", \"run\": " + std::to_string(r) +
+             ", \"Input Dims\": [";
       for (std::size_t i = 0; i < s.input_dims.size(); ++i) {
         if (i > 0) out += ", ";
         out += to_string(Shape(s.input_dims[i]));
       }
       out += "]}}";
     }
-    offset += runs[r].duration_ns + gap;
+    for (const TimedOp& op : run.ops) {
+      event("cpu_op", run.name_of(op), offset + op.start_ns, op.duration_ns);
+      out += "\"Module Hierarchy\": \"";
+      if (op.parent >= 0)
+        out += detail::json_escape(run.spans[static_cast<std::size_t>(op.parent)].path);
+      out += "\", \"run\": " + std::to_string(r) + ", \"Input Dims\": [";
+      const std::span<const TimedInput> inputs = run.inputs_of(op);
+      for (std::size_t i = 0; i < inputs.size(); ++i) {
+        if (i > 0) out += ", ";
+        out += to_string(run.dims_of(inputs[i]));
+      }
+      out += "], \"Input type\": [";
+      for (std::size_t i = 0; i < inputs.size(); ++i) {
+        if (i > 0) out += ", ";
+        out += '"';
+        out += detail::json_escape(run.dtype_of(inputs[i]));
+        out += '"';
+      }
+      out += "]}}";
+    }
+    std::int64_t run_end = run.duration_ns;
+    for (const TimedSpan& s : backward_spans(run)) {
+      event("backward", s.key + " (backward)", offset + s.start_ns, s.duration_ns, 2);
+      out += "\"Module Hierarchy\": \"" + detail::json_escape(s.path) + "\", \"module_type\": \"" +
+             detail::json_escape(s.class_name) + "\", \"run\": " + std::to_string(r) + "}}";
+      run_end = std::max(run_end, s.start_ns + s.duration_ns);
+    }
+    offset += run_end + gap;
   }
   out += "\n]}\n";
   return out;

@@ -63,7 +63,10 @@ class Recording {
  public:
   explicit Recording(std::vector<CallHooks*> hooks) : scope_(session_) {
     session_.hooks = std::move(hooks);
-    for (CallHooks* h : session_.hooks) h->begin();
+    for (CallHooks* h : session_.hooks) {
+      if (session_.op_clock == nullptr) session_.op_clock = h->op_clock();
+      h->begin();
+    }
   }
   Recording(const Recording&) = delete;
   Recording& operator=(const Recording&) = delete;

@@ -150,6 +150,10 @@ struct OpRecorder {
   Session* session = nullptr;
   TensorNodes nodes;
   std::vector<NodeId> inputs;  ///< scratch: the inputs of the op being recorded
+  /// When the op being recorded started and ended (`ticks()`), read by the caller only when
+  /// the session has an op clock; `record` tells the clock.
+  std::uint64_t started = 0;
+  std::uint64_t ended = 0;
 
   /// The node of tensor `t` as an operand: seen before, or a new parameter or constant node.
   NodeId operand(const at::Tensor& t) {
@@ -175,6 +179,7 @@ struct OpRecorder {
     for (const c10::IValue& v : outputs)
       for_each_tensor(v,
                       [&](const at::Tensor& t) { nodes.set(t, record_output(*session, node, t)); });
+    if (session->op_clock != nullptr) session->op_clock->op(session->graph, node, started, ended);
     return node;
   }
 };
@@ -208,11 +213,13 @@ struct ObservedOps : OpRecorder {
     recording = true;
     inputs.clear();
     add_inputs(own_values(fn.inputs(), info, info.arguments));
+    if (session->op_clock != nullptr) started = ticks();
   }
 
   /// Ends the op begun last: records it, or notes that it threw. Returns its function node
   /// (invalid when it threw or returned no tensor).
   NodeId end(const at::RecordFunction& fn) {
+    if (session->op_clock != nullptr) ended = ticks();
     const OpInfo* info = op;
     op = nullptr;
     if (info == nullptr) return {};

@@ -10,6 +10,7 @@
 /// | `reduce::Moments{correction}`     | two values, in double                        | `MomentsResult<W>{mean, variance, count}`  | yes: Chan et al.       | mean and variance over many passes, or processes |
 /// | `reduce::MinMax`                  | two values                                   | `MinMaxResult<T>{min, max}`                | yes                    | ranges, e.g. quantization calibration            |
 /// | `reduce::Histogram{bins, lo, hi}` | `bins` 64-bit counts                         | `HistogramResult<H>{counts, lo, hi, bins}` | yes: adds counts       | distributions: dead or saturated units           |
+/// | `reduce::Quantile{q}`             | a copy per pass (numbers only)               | `QuantileResult<T>{q, value}`              | yes: concatenates      | robust timings: the median, the 90th percentile  |
 /// | `reduce::custom(f)`               | one value (what `f` returns)                 | `T`                                        | no                     | anything else: torchfunc's `(acc, x) -> acc`     |
 ///
 /// Every reduction is a small value type (its options are members), generic over the value
@@ -34,5 +35,6 @@
 #include <recorder/policies/reduction/mean.hpp>
 #include <recorder/policies/reduction/min_max.hpp>
 #include <recorder/policies/reduction/moments.hpp>
+#include <recorder/policies/reduction/quantile.hpp>
 #include <recorder/policies/reduction/sum.hpp>
 #include <recorder/policies/reduction/value_ops.hpp>

@@ -6,6 +6,7 @@
 #include <recorder/graph/trace.hpp>
 #include <recorder/render/labels.hpp>
 #include <recorder/render/options.hpp>
+#include <recorder/render/call_times.hpp>
 #include <recorder/render/summary_options.hpp>
 
 #include <algorithm>
@@ -13,7 +14,9 @@
 #include <cstdint>
 #include <cstdio>
 #include <limits>
+#include <optional>
 #include <ostream>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -27,6 +30,8 @@ struct SummaryRow {
   int depth = 0;
   std::string label{};               ///< `Conv2d: 1-1`, with ` (failed)` for a call that threw
   std::vector<std::string> cells{};  ///< one per `SummaryOptions::columns`
+  std::optional<double> time_ns{};   ///< with `SummaryOptions::times`: the call's time
+  std::optional<double> self_ns{};   ///< ... less the times of the rows shown under it
 };
 
 /// The numbers of a summary: its rows and its totals, before formatting.
@@ -39,6 +44,7 @@ struct SummaryTable {
   std::uint64_t input_bytes = 0;             ///< the root's inputs, as Python's `sys.getsizeof`
   std::uint64_t forward_backward_bytes = 0;  ///< outputs of leaf calls with parameters, x2
   std::uint64_t param_bytes = 0;             ///< `total_params` x 4 (float32 parameters assumed)
+  std::optional<double> total_time_ns{};     ///< with `SummaryOptions::times`: the root's time
 };
 
 namespace detail::summary_impl {
@@ -234,14 +240,41 @@ inline SummaryTable summarize(const Trace& trace, const SummaryOptions& options 
     shown_below[c.parent] += shown;
   }
 
+  // Times: each shown row's, and its self time (less the rows shown directly under it).
+  const bool wants_time = std::any_of(options.columns.begin(), options.columns.end(), [](auto c) {
+    return c == SummaryColumn::time || c == SummaryColumn::self_time ||
+           c == SummaryColumn::time_percent;
+  });
+  if (wants_time && options.times == nullptr)
+    throw std::invalid_argument(
+        "recorder: the summary's time columns need the times: SummaryOptions::times = "
+        "&times, with `CallTimes times = recorder::call_times(timing)` from a record::Timing");
+  std::vector<std::optional<double>> time_of(calls.size());
+  std::vector<double> shown_time_below(calls.size(), 0.0);
+  if (options.times != nullptr) {
+    for (std::size_t k = 0; k < calls.size(); ++k) {
+      time_of[k] = options.times->of(g, calls[k].id);
+      if (calls[k].parent == std::numeric_limits<std::size_t>::max()) {
+        if (!t.total_time_ns && time_of[k]) t.total_time_ns = time_of[k];
+      } else if (calls[k].depth <= options.depth && time_of[k]) {
+        shown_time_below[calls[k].parent] += *time_of[k];
+      }
+    }
+  }
+
   for (const si::Call& c : calls) {
     if (c.depth > options.depth) continue;
     const ModuleInfo& m = *c.module;
+    const std::size_t k = static_cast<std::size_t>(&c - calls.data());
     const Graph::CallData& cd = g.call(c.id);
     SummaryRow row;
     row.call = c.id;
     row.depth = c.depth;
     row.label = si::row_label(g, c.id, options);
+    if (time_of[k]) {
+      row.time_ns = time_of[k];
+      row.self_ns = *time_of[k] - shown_time_below[k];
+    }
     const bool full = c.leaf || c.depth == options.depth;
     const std::uint64_t shown =
         full ? m.param_count : static_cast<std::uint64_t>(std::max<std::int64_t>(c.leftover, 0));
@@ -289,6 +322,21 @@ inline SummaryTable summarize(const Trace& trace, const SummaryOptions& options 
           cell = v == 0 ? std::string("--") : detail::with_thousands(v);
           break;
         }
+        case SummaryColumn::time:
+          cell = row.time_ns ? detail::duration_text(*row.time_ns) : "--";
+          break;
+        case SummaryColumn::self_time:
+          cell = row.self_ns ? detail::duration_text(*row.self_ns) : "--";
+          break;
+        case SummaryColumn::time_percent:
+          if (row.time_ns && t.total_time_ns && *t.total_time_ns > 0) {
+            char buf[32];
+            std::snprintf(buf, sizeof buf, "%6.2f%%", *row.time_ns / *t.total_time_ns * 100.0);
+            cell = buf;
+          } else {
+            cell = "     --";
+          }
+          break;
         case SummaryColumn::trainable:
           if (m.param_count == 0)
             cell = "--";
@@ -393,6 +441,11 @@ inline std::string summary(const Trace& trace, const SummaryOptions& options = {
   out += "Total mult-adds" + si::format_number(t.total_mult_adds, false) + '\n';
   if (options.functional_mult_adds)
     out += "Functional mult-adds" + si::format_number(t.functional_mult_adds, false) + '\n';
+  if (options.times != nullptr) {
+    out += "Total time: " + (t.total_time_ns ? detail::duration_text(*t.total_time_ns) : "--");
+    if (!options.times->statistic.empty()) out += " (" + options.times->statistic + ")";
+    out += '\n';
+  }
   out += divider + '\n';
   out += "Input size" + si::format_number(t.input_bytes, true) + '\n';
   out += "Forward/backward pass size" + si::format_number(t.forward_backward_bytes, true) + '\n';

@@ -8,6 +8,8 @@
 
 namespace recorder {
 
+struct CallTimes;  // render/call_times.hpp
+
 /// A column of the summary table, with torchinfo's names (`col_names`).
 enum class SummaryColumn {
   input_size,      ///< "Input Shape": the call's first input
@@ -18,12 +20,16 @@ enum class SummaryColumn {
   groups,          ///< "Groups": convolutions
   mult_adds,       ///< "Mult-Adds": torchinfo's estimate from parameters and output shape
   trainable,       ///< "Trainable": True, False, Partial or --
+  time,            ///< "Time": the call's time, callees included (`SummaryOptions::times`)
+  self_time,       ///< "Self Time": its time less the times of the rows shown under it
+  time_percent,    ///< "Time %": its time as a share of the root call's
 };
 
 /// A column's title in the table's header, as torchinfo prints it (in `SummaryColumn` order).
 constexpr std::string_view column_title(SummaryColumn c) noexcept {
   constexpr std::string_view titles[] = {"Input Shape",  "Output Shape", "Param #",   "Param %",
-                                         "Kernel Shape", "Groups",       "Mult-Adds", "Trainable"};
+                                         "Kernel Shape", "Groups",       "Mult-Adds", "Trainable",
+                                         "Time",         "Self Time",    "Time %"};
   return titles[static_cast<std::size_t>(c)];
 }
 
@@ -70,6 +76,15 @@ struct SummaryOptions {
   /// (`[1, 100, 512], 2 x [2, 100, 512]` for an LSTM's output, h and c), not just the first.
   /// Off by default, so the table stays torchinfo's byte for byte.
   bool all_outputs = false;
+  /// Beyond torchinfo: the times the `time`, `self_time` and `time_percent` columns show, one
+  /// per module call reduced over runs (`call_times(timing)` from a `record::Timing`); a line
+  /// under the table says how they were reduced. A time column without them throws
+  /// `std::invalid_argument`. A row folding deeper calls (`depth`) counts their time as its
+  /// own, so the self times of all rows add up to the root's time.
+  ///
+  /// `summary(trace, {.columns = {SummaryColumn::output_size, SummaryColumn::time,
+  /// SummaryColumn::self_time, SummaryColumn::time_percent}, .times = &times})`
+  const CallTimes* times = nullptr;
 };
 
 }  // namespace recorder

@@ -6,6 +6,7 @@
 #include <recorder/graph/trace.hpp>
 #include <recorder/render/dot.hpp>
 #include <recorder/render/options.hpp>
+#include <recorder/render/time_dot.hpp>
 #include <recorder/render/visible.hpp>
 
 #include <chrono>
@@ -65,6 +66,7 @@ struct GraphvizRun {
   std::optional<std::chrono::milliseconds> timeout;  ///< unset: `dot_timeout()`; zero: none
   std::string_view fallback;                         ///< engine after a timeout; empty: none
   std::ostream* report;                              ///< where each step is said; null: nowhere
+  const CallTimes* times = nullptr;                  ///< colour module calls by time (`TimeDot`)
 };
 
 /// Lays out the DOT text of `trace` with `dot -T<format>` and writes the result to `os`.
@@ -77,7 +79,10 @@ struct GraphvizRun {
 inline void render_through_graphviz(const Trace& trace, const RenderOptions& options,
                                     std::ostream& os, const GraphvizRun& run) {
   std::string dot;
-  write_dot(trace, options, dot);
+  if (run.times != nullptr)
+    write_time_dot(trace, options, *run.times, dot);
+  else
+    write_dot(trace, options, dot);
   const auto say = [&run](const std::string& line) {
     if (run.report != nullptr) *run.report << line << '\n';
   };
@@ -133,10 +138,12 @@ struct GraphvizImage {
   std::string_view fallback = fallback_engine;
   /// Where the steps (layout limits, fallback) are said, one line each; null: nowhere.
   std::ostream* report = &std::cerr;
+  /// With times (`call_times(timing)`), module calls are coloured by time (`backend::TimeDot`).
+  const CallTimes* times = nullptr;
 
   /// Writes the picture of `trace` seen with `options` to `os`.
   void render(const Trace& trace, const RenderOptions& options, std::ostream& os) const {
-    render_through_graphviz(trace, options, os, {Format::name, timeout, fallback, report});
+    render_through_graphviz(trace, options, os, {Format::name, timeout, fallback, report, times});
   }
 };
 

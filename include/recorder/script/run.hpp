@@ -276,6 +276,7 @@ class Run final : public MarkerSink {
       frames_.push_back(std::move(f));
       const Frame& top = frames_.back();
       notify_enter(session_, top.call, top.inputs);
+      mark_time();
     } catch (...) {
       stash_failure();
       throw;
@@ -323,6 +324,7 @@ class Run final : public MarkerSink {
       }
       if (!f.leaf) leave_call(session_, f.call);
       frames_.pop_back();
+      mark_time();
       return out;
     } catch (...) {
       stash_failure();
@@ -331,6 +333,7 @@ class Run final : public MarkerSink {
   }
 
   void op(std::int64_t index, c10::ArrayRef<const c10::IValue> values) override {
+    if (session_.op_clock != nullptr) ops_.ended = ticks();
     const auto i = static_cast<std::size_t>(index);
     const OpSite& site = model_.sites()[i];
     if (site.kernel_size) {
@@ -342,6 +345,14 @@ class Run final : public MarkerSink {
     ops_.inputs.clear();
     ops_.add_inputs(values.slice(0, site.inputs));
     ops_.record(names_[i], site.inplace, values.slice(site.inputs));
+    mark_time();
+  }
+
+  /// With an op clock: the next op's time starts now. A marker comes after its op, so an op's
+  /// span runs from the end of the previous marker's work (an op, a call opening or returning)
+  /// to its own marker: the op and the interpreter's steps before it (constants, lists).
+  void mark_time() {
+    if (session_.op_clock != nullptr) ops_.started = ticks();
   }
 
   /// Called inside a `catch` around the forward: where it failed (the op that threw, the

@@ -5,6 +5,7 @@
 #include <recorder/tensor/unwrap.hpp>
 #include <recorder/tensor/recorder_tensor.hpp>
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -32,6 +33,7 @@ auto op(std::string_view name, F&& f, A&&... args) {
     if constexpr (P::records_graph) {
       if (detail::Session* s = detail::current_session()) {
         const std::string_view interned = s->intern(name);
+        const std::uint64_t start = s->op_clock != nullptr ? detail::ticks() : 0;
         auto out = [&] {
           try {
             return run();
@@ -39,9 +41,11 @@ auto op(std::string_view name, F&& f, A&&... args) {
             detail::throw_failure(*s, interned);
           }
         }();
+        const std::uint64_t end = s->op_clock != nullptr ? detail::ticks() : 0;
         std::vector<NodeId> ins;
         (detail::collect_tree<P>(*s, args, ins), ...);
         const NodeId fn = detail::record_function(*s, interned, ins, false);
+        if (s->op_clock != nullptr) s->op_clock->op(s->graph, fn, start, end);
         return detail::wrap<P>(s, fn, std::move(out));
       }
     }

@@ -178,11 +178,14 @@ auto invoke(std::string_view op, F f, const A&... a) {
   } else {
     Session* s = current_session();
     if (s == nullptr) return wrap<P>(nullptr, NodeId{}, f(unwrap(a)...));
+    const std::uint64_t start = s->op_clock != nullptr ? ticks() : 0;
     auto out = call_guarded(*s, op, f, a...);
+    const std::uint64_t end = s->op_clock != nullptr ? ticks() : 0;
     std::vector<NodeId>& ins = s->scratch;
     ins.clear();
     (collect(*s, a, ins), ...);
     const NodeId fn = record_function(*s, op, ins, false);
+    if (s->op_clock != nullptr) s->op_clock->op(s->graph, fn, start, end);
     return wrap<P>(s, fn, std::move(out));
   }
 }
@@ -202,16 +205,19 @@ RecorderTensor<P>& invoke_inplace(std::string_view op, RecorderTensor<P>& self, 
       f(t, unwrap(a)...);
       return self;
     }
+    const std::uint64_t start = s->op_clock != nullptr ? ticks() : 0;
     try {
       f(t, unwrap(a)...);
     } catch (...) {
       throw_failure(*s, op);
     }
+    const std::uint64_t end = s->op_clock != nullptr ? ticks() : 0;
     std::vector<NodeId>& ins = s->scratch;
     ins.clear();
     ins.push_back(operand_node(*s, t, Access::ref(self)));
     (collect(*s, a, ins), ...);
     const NodeId fn = record_function(*s, op, ins, true);
+    if (s->op_clock != nullptr) s->op_clock->op(s->graph, fn, start, end);
     Access::set_ref(self, s->ref(record_output(*s, fn, t)));
     return self;
   }

@@ -10,6 +10,7 @@
 #include <c10/util/Exception.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <exception>
 #include <memory>
@@ -23,6 +24,7 @@
 namespace recorder::detail {
 
 class Session;
+class OpClock;
 class OpTable;      // observe/ops.hpp
 struct Submodules;  // observe/attribution.hpp
 
@@ -48,9 +50,37 @@ class CallHooks {
   virtual void end(const Graph& g) = 0;
   /// The forward threw: forget the calls still open (`g` is the partial trace).
   virtual void abort(const Graph& g) noexcept = 0;
+  /// The clock to tell of every recorded op (a timing policy's), or null.
+  virtual OpClock* op_clock() noexcept { return nullptr; }
 
  protected:
   ~CallHooks() = default;
+};
+
+/// A point in time as the op clock counts it: the CPU's time-stamp counter on x86-64 (invariant
+/// and synchronised across cores on the CPUs libtorch supports, ~10 ns to read where the steady
+/// clock takes ~26 ns), else steady-clock nanoseconds. A timing converts ticks to nanoseconds
+/// once per run, from the steady clock read beside the counter at the run's start and end.
+inline std::uint64_t ticks() noexcept {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  return __builtin_ia32_rdtsc();
+#else
+  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                        std::chrono::steady_clock::now().time_since_epoch())
+                                        .count());
+#endif
+}
+
+/// Told when each recorded op ran (a timing policy, `capture/timing.hpp`). Only a session with
+/// a clock reads the time around its ops, so the other policies pay one test per op.
+class OpClock {
+ public:
+  /// Op node `fn` of `g` ran from `start` to `end` (`ticks()`); its input edges are the last
+  /// edges into `fn` before `g.edge_count()` now.
+  virtual void op(const Graph& g, NodeId fn, std::uint64_t start, std::uint64_t end) = 0;
+
+ protected:
+  ~OpClock() = default;
 };
 
 /// One recording in progress. Owned by the tracer; reachable through `current_session()`
@@ -74,6 +104,7 @@ class Session {
   std::vector<NodeId> scratch;  ///< reused input list of the op being recorded
   std::optional<Failure> failure;
   std::vector<CallHooks*> hooks;  ///< capture policies of this forward
+  OpClock* op_clock = nullptr;    ///< the hooks' op clock, if one times ops
   /// What the op observers know of each op overload (`observe/ops.hpp`), made on first use;
   /// a front end may share one across its recordings.
   std::shared_ptr<OpTable> op_table;
