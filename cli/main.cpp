@@ -21,11 +21,9 @@
 
 #include <chrono>
 #include <cstdint>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <functional>
-#include <map>
 #include <iostream>
 #include <iterator>
 #include <optional>

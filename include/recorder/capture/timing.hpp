@@ -75,6 +75,15 @@ struct TimedNames {
   std::vector<std::string_view> dtypes;     ///< "Float", ... (static storage)
 };
 
+namespace detail {
+
+/// Nanoseconds from `tick0` to tick `t` at `ns_per_tick` (0 before `tick0`).
+inline std::int64_t ticks_to_ns(std::uint64_t t, std::uint64_t tick0, double ns_per_tick) {
+  return t <= tick0 ? 0 : static_cast<std::int64_t>(static_cast<double>(t - tick0) * ns_per_tick);
+}
+
+}  // namespace detail
+
 /// One timed forward: its module-call spans in call order (a parent before its children) and
 /// its ops in the order they ran. Spans nest exactly: every op and call lies inside its
 /// parent, and siblings do not overlap.
@@ -138,9 +147,7 @@ struct RunClock {
       ns_per_tick = static_cast<double>(ns) / static_cast<double>(tick1 - tick0);
     return ns;
   }
-  std::int64_t ns(std::uint64_t t) const {
-    return t <= tick0 ? 0 : static_cast<std::int64_t>(static_cast<double>(t - tick0) * ns_per_tick);
-  }
+  std::int64_t ns(std::uint64_t t) const { return ticks_to_ns(t, tick0, ns_per_tick); }
 };
 
 /// The call hooks and op clock of a timing: ticks read when a call opens and returns and around
@@ -607,9 +614,7 @@ inline void append_micros(std::string& out, std::int64_t ns) {
 /// complete) the later one starts where the earlier ends.
 inline std::vector<TimedSpan> backward_spans(const TimedRun& run) {
   const auto ns = [&run](std::uint64_t t) {
-    return t <= run.tick0
-               ? std::int64_t{0}
-               : static_cast<std::int64_t>(static_cast<double>(t - run.tick0) * run.ns_per_tick);
+    return detail::ticks_to_ns(t, run.tick0, run.ns_per_tick);
   };
   std::vector<TimedSpan> out;
   std::vector<std::int32_t> index_of(run.spans.size(), -1);
