@@ -351,11 +351,18 @@ BOOST_AUTO_TEST_CASE(backward_spans_time_each_calls_backward_on_a_second_thread)
         }
       }
     }
-    // The model's children are sequential: fc's backward comes first, conv1's last.
-    std::vector<std::string> order;
+    // The model's children are sequential: their backwards run in reverse call order.
+    std::vector<const recorder::TimedSpan*> children;
     for (const recorder::TimedSpan& s : back)
-      if (s.parent == 0) order.push_back(s.key);
-    BOOST_TEST(order.size() == 10u);
+      if (s.parent == 0) children.push_back(&s);
+    BOOST_TEST_REQUIRE(children.size() == 10u);
+    std::stable_sort(children.begin(), children.end(),
+                     [](const auto* a, const auto* b) { return a->start_ns < b->start_ns; });
+    std::vector<std::string> order;
+    for (const recorder::TimedSpan* s : children) order.push_back(s->key);
+    BOOST_TEST(order == (std::vector<std::string>{"fc", "avgpool", "layer4", "layer3", "layer2",
+                                                  "layer1", "maxpool", "relu", "bn1", "conv1"}),
+               boost::test_tools::per_element());
   }
   const std::string json = recorder::chrome_trace_json(timing.runs(), "ResNet");
   BOOST_TEST(recorder::testing::valid_json(json));
