@@ -28,6 +28,21 @@ if(NOT RECORDER_PYTHON3)
 endif()
 set(RECORDER_SCRIPT_MODELS "${CMAKE_BINARY_DIR}/script-models")
 
+# libgloo-dev: ProcessGroupGloo's headers, for the programs that create a Gloo process group
+# (examples/distributed_stats, tests/distributed, bench_distributed). <recorder/distributed.hpp>
+# itself needs only c10d::ProcessGroup. scripts/setup.sh and scripts/test.sh install it; where
+# it is missing, recorder_require_gloo registers a test that fails and says so.
+find_path(RECORDER_GLOO_INCLUDE_DIR gloo/context.h)
+function(recorder_require_gloo name)
+  if(NOT RECORDER_GLOO_INCLUDE_DIR AND RECORDER_BUILD_TESTS AND NOT TEST ${name})
+    message(WARNING "recorder: libgloo-dev is missing: ${name} is not built (its test fails)")
+    add_test(NAME ${name} COMMAND sh -c
+             "echo 'libgloo-dev is missing (gloo/context.h not found): scripts/test.sh installs it' >&2; exit 1")
+    set_tests_properties(${name} PROPERTIES
+                         LABELS "torch;distributed")
+  endif()
+endfunction()
+
 # The project's own code (tests, examples, benchmarks) builds warning-free.
 function(recorder_strict_warnings target)
   target_compile_options(${target} PRIVATE

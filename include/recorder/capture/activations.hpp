@@ -40,6 +40,7 @@ namespace recorder {
 namespace detail {
 template <class R>
 class Store;
+struct RecordingAccess;
 }  // namespace detail
 
 /// One recorded layer (one call of one module): what it is, and the reduction's state for
@@ -51,6 +52,9 @@ class LayerRecord : public RecordInfo {
 
   explicit LayerRecord(RecordInfo info, R reduction)
       : RecordInfo(std::move(info)), reduction_(std::move(reduction)) {}
+  /// A record holding `states` (one per tensor; empty: never recorded), e.g. merged ones.
+  LayerRecord(RecordInfo info, R reduction, std::vector<std::optional<state_type>> states)
+      : RecordInfo(std::move(info)), reduction_(std::move(reduction)), states_(std::move(states)) {}
 
   /// How many tensors this layer records (inputs or outputs, flattened in order).
   std::size_t tensors() const noexcept { return states_.size(); }
@@ -69,6 +73,10 @@ class LayerRecord : public RecordInfo {
                               std::to_string(i) + " (it records " + std::to_string(states_.size()) +
                               ")");
     return *states_[i];
+  }
+  /// The reduction's state for tensor `i`, or null when it was never recorded.
+  const state_type* find_state(std::size_t i) const noexcept {
+    return i < states_.size() && states_[i] ? &*states_[i] : nullptr;
   }
   /// The reduction's result for tensor `i`: a tensor (`Sum`, `Mean`, `Last`), the list of
   /// tensors (`KeepAll`), or a result struct (`Moments`, `MinMax`, `Histogram`).
@@ -111,6 +119,14 @@ class Store final : public CaptureCore {
 
   const std::vector<std::unique_ptr<LayerRecord<R>>>& records() const noexcept { return records_; }
   const LayerRecord<R>& at(std::size_t i) const { return *records_.at(i); }
+
+  const R& reduction() const noexcept { return reduction_; }
+
+  /// Replaces every record by `records` (`merge_across`).
+  void replace_records(std::vector<std::unique_ptr<LayerRecord<R>>> records) {
+    std::lock_guard lock(mutex());
+    records_ = std::move(records);
+  }
 
   /// Takes record `i` out of the recording.
   LayerRecord<R> take(std::size_t i) {
@@ -248,10 +264,15 @@ class Capture {
 
   const std::vector<LayerAddress>& layers() const noexcept { return store_->layers(); }
 
+  /// The reduction each recorded tensor goes through.
+  const R& reduction() const noexcept { return store_->reduction(); }
+  KeptData data() const noexcept { return store_->data(); }
+
   /// The hooks the tracer connects to a forward.
   recorder::detail::CallHooks& call_hooks() const noexcept { return *store_; }
 
  private:
+  friend struct recorder::detail::RecordingAccess;
   std::shared_ptr<recorder::detail::Store<R>> store_;
 };
 

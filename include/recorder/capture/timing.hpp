@@ -77,6 +77,8 @@ struct TimedNames {
 
 namespace detail {
 
+struct RecordingAccess;
+
 /// Nanoseconds from `tick0` to tick `t` at `ns_per_tick` (0 before `tick0`).
 inline std::int64_t ticks_to_ns(std::uint64_t t, std::uint64_t tick0, double ns_per_tick) {
   return t <= tick0 ? 0 : static_cast<std::int64_t>(static_cast<double>(t - tick0) * ns_per_tick);
@@ -262,6 +264,40 @@ class TimingStore final : public CallHooks,
                             "by their call's key, '/', name, '#', index: \"layer1.0/add#0\")");
   }
   const R& reduction() const noexcept { return reduction_; }
+
+  /// The reduced states of the module-call keys and of the op keys, in `keys()` and
+  /// `op_keys()` order.
+  const std::vector<state_type>& states() const noexcept { return states_; }
+  const std::vector<state_type>& op_states() const noexcept { return op_states_; }
+
+  /// Replaces the reduced states (`merge_across`); the runs stay. A timing that has timed
+  /// something keeps its keys, in order (`keys` and `op_keys` must equal them); an empty one
+  /// takes `keys` and `op_keys`.
+  void replace_reduced(std::vector<std::string> keys, std::vector<state_type> states,
+                       std::vector<std::string> op_keys, std::vector<state_type> op_states) {
+    if (!keys_.empty() || !op_keys_.empty()) {
+      if (keys != keys_ || op_keys != op_keys_)
+        throw std::logic_error(
+            "recorder: a timing's reduced states are replaced under its own "
+            "keys only");
+    } else {
+      for (std::size_t i = 0; i < keys.size(); ++i) index_.emplace(keys[i], i);
+      for (std::size_t i = 0; i < op_keys.size(); ++i) {
+        op_index_.emplace(op_keys[i], i);
+        const std::string& k = op_keys[i];  // "<call key>/<op>#<k>"
+        const std::size_t slash = k.rfind('/'), hash = k.rfind('#');
+        const std::string_view name =
+            slash != std::string::npos && hash != std::string::npos && hash > slash
+                ? std::string_view(k).substr(slash + 1, hash - slash - 1)
+                : std::string_view(k);
+        names_->op_of_key.push_back(std::string_view(*name_pool_.emplace(name).first));
+      }
+      keys_ = std::move(keys);
+      op_keys_ = std::move(op_keys);
+    }
+    states_ = std::move(states);
+    op_states_ = std::move(op_states);
+  }
 
  private:
   /// What the previous run's op at the same position was (to key ops without strings).
@@ -522,6 +558,7 @@ class Timing {
   recorder::detail::CallHooks& call_hooks() const noexcept { return *store_; }
 
  private:
+  friend struct recorder::detail::RecordingAccess;
   std::shared_ptr<recorder::detail::TimingStore<R>> store_;
 };
 
