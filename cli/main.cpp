@@ -4,6 +4,7 @@
 ///   recorder summary model.pt --input-size 1,3,224,224
 ///   recorder draw model.pt --input-size 1,3,224,224 --depth 3 -o model.svg
 ///   recorder record model.pt --input x.pt --layers layer4,fc --reduce mean --batches 100 -o acts.pt
+///   recorder record model.pt ... --local-ranks 4 -o acts.pt   (4 ranks on 127.0.0.1, merged)
 ///
 /// Exit codes: 0 done; 1 the model failed while traced (the partial summary is printed) or
 /// another error; 2 a command line or input it cannot act on (one line on stderr, no file
@@ -18,6 +19,12 @@
 #include <recorder/script.hpp>
 
 #include <CLI/CLI.hpp>
+
+#ifdef RECORDER_CLI_DISTRIBUTED  // libgloo-dev was there: ranks can be spawned or joined
+#include "launch.hpp"
+
+#include <recorder/distributed.hpp>
+#endif
 
 #include <chrono>
 #include <cstdint>
@@ -42,6 +49,9 @@ using cli::UsageError;
 
 /// The first line of an error message (a TorchScript error carries its traceback after it).
 std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
+
+/// The command line as given, for the ranks `record --local-ranks` spawns.
+std::vector<std::string> given_args;
 
 /// A model failure already reported on stderr: main prints the partial summary and exits 1.
 struct Reported {
@@ -447,7 +457,41 @@ struct RecordArgs {
   std::size_t max_bytes = 0;
   bool sample = false;
   std::string out;
+  int local_ranks = 0;       // > 0: spawn that many ranks, merge on rank 0
+  bool distributed = false;  // one rank of a torchrun job
+  std::string rank_of;       // "r,world,store": a rank spawned by --local-ranks
 };
+
+/// Where this process stands in a job of ranks: one process alone, or rank `rank` of `world`.
+struct RankPlace {
+  int rank = 0, world = 1;
+  std::string store;  // the FileStore of a spawned rank; empty under torchrun
+  bool joined = false;
+};
+
+RankPlace rank_place(const RecordArgs& a) {
+  RankPlace p;
+  if (!a.rank_of.empty()) {
+    const auto first = a.rank_of.find(','), second = a.rank_of.find(',', first + 1);
+    if (first == std::string::npos || second == std::string::npos)
+      throw UsageError("recorder: --rank-of takes rank,world,store");
+    p.rank = std::stoi(a.rank_of.substr(0, first));
+    p.world = std::stoi(a.rank_of.substr(first + 1, second - first - 1));
+    p.store = a.rank_of.substr(second + 1);
+    p.joined = true;
+  } else if (a.distributed) {
+    const char* rank = std::getenv("RANK");
+    const char* world = std::getenv("WORLD_SIZE");
+    if (rank == nullptr || world == nullptr)
+      throw UsageError(
+          "recorder: --distributed joins a job launched by torchrun: RANK and "
+          "WORLD_SIZE are not set (or use --local-ranks N)");
+    p.rank = std::stoi(rank);
+    p.world = std::stoi(world);
+    p.joined = true;
+  }
+  return p;
+}
 
 /// Progress on stderr: a line rewritten in place on a terminal, else a line per tenth.
 class Progress {
@@ -482,6 +526,14 @@ int record_with(const RecordArgs& a, std::vector<recorder::LayerAddress> layers,
       W == recorder::CapturePoint::backward_output || W == recorder::CapturePoint::backward_input;
   if (gradients && c.no_grad)
     throw UsageError("recorder: --what grad-output and grad-input need autograd: drop --no-grad");
+  const RankPlace place = rank_place(a);
+#ifdef RECORDER_CLI_DISTRIBUTED
+  using namespace std::chrono_literals;
+  launch::Group group;
+  if (place.joined)
+    group = place.store.empty() ? launch::env_group(120s)
+                                : launch::file_group(place.store, place.rank, place.world, 120s);
+#endif
   torch::manual_seed(static_cast<std::uint64_t>(c.seed));
   const Inputs inputs(c);
   torch::jit::Module model = recorder::load_model(c.model);
@@ -489,8 +541,12 @@ int record_with(const RecordArgs& a, std::vector<recorder::LayerAddress> layers,
   if (a.sample) acts.data(recorder::KeptData::sample);
   recorder::Tracer<rr::Capture<W, R>> tracer(trace_options(c), acts);
   const std::size_t batches = a.batches > 0 ? a.batches : inputs.stored_batches();
-  Progress progress(batches);
+  // Ranks: rank r runs batches r, r + world, ...; random batch i is drawn from seed + i, so
+  // any number of ranks records the same batches.
+  Progress progress(place.rank == 0 ? batches : 0);
   for (std::size_t i = 0; i < batches; ++i) {
+    if (i % static_cast<std::size_t>(place.world) != static_cast<std::size_t>(place.rank)) continue;
+    if (place.joined) torch::manual_seed(static_cast<std::uint64_t>(c.seed) + i);
     const auto t = tracer.run(model, inputs.batch(i));
     if constexpr (gradients) {
       // The gradient of the sum of every floating output: what a scalar loss would give.
@@ -506,15 +562,60 @@ int record_with(const RecordArgs& a, std::vector<recorder::LayerAddress> layers,
     }
     progress.done(i + 1);
   }
-  recorder::save(acts, a.out);
-  for (const auto& r : acts.records())
-    std::cout << r->key << " (" << r->class_name << ", " << r->label
-              << "): " << counted(r->samples(), "sample") << ", " << counted(r->tensors(), "tensor")
-              << "\n";
-  std::cout << "wrote " << a.out << ": " << counted(acts.size(), "layer") << ", reduce::" << R::name
-            << " over " << counted(batches, "batch") << "\n";
+  const auto report = [&](const rr::Capture<W, R>& recorded) {
+    recorder::save(recorded, a.out);
+    for (const auto& r : recorded.records())
+      std::cout << r->key << " (" << r->class_name << ", " << r->label
+                << "): " << counted(r->samples(), "sample") << ", "
+                << counted(r->tensors(), "tensor") << "\n";
+    std::cout << "wrote " << a.out << ": " << counted(recorded.size(), "layer")
+              << ", reduce::" << R::name << " over " << counted(batches, "batch");
+    if (place.joined) std::cout << " on " << counted(static_cast<std::size_t>(place.world), "rank");
+    std::cout << "\n";
+    return 0;
+  };
+#ifdef RECORDER_CLI_DISTRIBUTED
+  if (place.joined) {  // every reduction the command line offers is mergeable
+    const auto merged = recorder::merged_across(acts, *group, {.root = 0});
+    return place.rank == 0 ? report(merged) : 0;
+  }
+#endif
+  return report(acts);
+}
+
+#ifdef RECORDER_CLI_DISTRIBUTED
+/// `record --local-ranks N`: runs this command line N times, each a rank of a job meeting
+/// through a FileStore in a fresh folder on 127.0.0.1; rank 0 writes the merged recording.
+int spawn_ranks(const RecordArgs& a) {
+  std::vector<std::string> args;
+  for (std::size_t i = 1; i < given_args.size(); ++i) {
+    if (given_args[i] == "--local-ranks") {
+      ++i;  // and its value
+      continue;
+    }
+    if (given_args[i].starts_with("--local-ranks=")) continue;
+    args.push_back(given_args[i]);
+  }
+  const auto folder = launch::temp_folder("recorder_ranks_");
+  const auto codes = launch::run_ranks(
+      a.local_ranks,
+      [&](int r) {
+        std::vector<std::string> mine = args;
+        mine.push_back("--rank-of=" + std::to_string(r) + "," + std::to_string(a.local_ranks) +
+                       "," + (folder / "store").string());
+        return mine;
+      },
+      [](int) { return std::string(); }, std::chrono::hours(24));
+  std::filesystem::remove_all(folder);
+  for (std::size_t r = 0; r < codes.size(); ++r)
+    if (codes[r] != 0) {
+      std::cerr << "recorder: rank " << r << " of " << codes.size() << " failed (exit " << codes[r]
+                << ")\n";
+      return codes[r] == 2 ? 2 : 1;
+    }
   return 0;
 }
+#endif
 
 template <recorder::CapturePoint W>
 int record_reduced(const RecordArgs& a, std::vector<recorder::LayerAddress> layers) {
@@ -550,6 +651,20 @@ int run_record(const RecordArgs& a) {
   if (std::filesystem::path(a.out).extension().empty())
     throw UsageError("recorder: -o '" + a.out + "' needs an extension, like acts.pt");
   cli::check_writable(a.out);
+  if (a.local_ranks != 0 || a.distributed || !a.rank_of.empty()) {
+#ifndef RECORDER_CLI_DISTRIBUTED
+    throw UsageError(
+        "recorder: this recorder was built without libgloo-dev: no --local-ranks "
+        "or --distributed");
+#else
+    if (a.local_ranks < 0 || a.local_ranks > 64)
+      throw UsageError("recorder: --local-ranks takes 1 to 64, not " +
+                       std::to_string(a.local_ranks));
+    if (a.local_ranks != 0 && a.distributed)
+      throw UsageError("recorder: give --local-ranks or --distributed, not both");
+    if (a.local_ranks != 0) return spawn_ranks(a);
+#endif
+  }
   using W = recorder::CapturePoint;
   switch (what) {
     case cli::Record::output:
@@ -587,6 +702,7 @@ int main(int argc, char** argv) {
   app.name("recorder");
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string(recorder::version));
+  given_args.assign(argv, argv + argc);
 
   SummaryArgs summary;
   CLI::App* sub_summary =
@@ -683,6 +799,13 @@ int main(int argc, char** argv) {
   sub_record->add_option("--max-bytes", record.max_bytes,
                          "--reduce all: stop with an error past this many bytes (default: no cap)");
   sub_record->add_flag("--sample", record.sample, "Keep the first element of each batch only");
+  sub_record->add_option("--local-ranks", record.local_ranks,
+                         "Run N ranks on 127.0.0.1 (c10d Gloo): rank r records batches r, r+N, "
+                         "...; rank 0 merges them and writes -o");
+  sub_record->add_flag("--distributed", record.distributed,
+                       "Be one rank of a job launched by torchrun (RANK, WORLD_SIZE, "
+                       "MASTER_ADDR, MASTER_PORT): the same split and merge");
+  sub_record->add_option("--rank-of", record.rank_of)->group("");  // set by --local-ranks
   sub_record
       ->add_option("-o,--output", record.out,
                    "The file to write (a dict from layer to result, for torch.load)")

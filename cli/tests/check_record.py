@@ -7,6 +7,8 @@ the model's own submodules give on the same inputs.
         acts["fc1"], acts["fc3"] are the element-wise means over the batches of fc1's and fc3's outputs
     python3 check_record.py mlp-grad <mlp_script.pt> <batches.pt> <acts.pt>
         acts["fc1"] is the sum over the batches of d(sum of the output)/d(fc1's output)
+    python3 check_record.py same <a.pt> <b.pt>
+        the two recordings hold the same keys, equal counts and tensors within 1e-12 relative
 
 Prints "ok" when the check holds, else what differs (exit status 1).
 """
@@ -40,6 +42,22 @@ mode = sys.argv[1]
 if mode == "keys":
     for key, value in torch.load(sys.argv[2]).items():
         print(f"{key}: {describe(value)}")
+    sys.exit(0)
+
+if mode == "same":
+    a, b = torch.load(sys.argv[2]), torch.load(sys.argv[3])
+    if list(a.keys()) != list(b.keys()):
+        fail(f"keys {list(a.keys())} and {list(b.keys())}")
+    for key in a:
+        x, y = a[key], b[key]
+        for field in (x if isinstance(x, dict) else {"": x}):
+            u, v = (x[field], y[field]) if field else (x, y)
+            if torch.is_tensor(u):
+                if u.shape != v.shape or not torch.allclose(u, v, rtol=1e-12, atol=0):
+                    fail(f"{key} {field}: largest difference {(u - v).abs().max().item()}")
+            elif u != v:
+                fail(f"{key} {field}: {u} and {v}")
+    print("ok")
     sys.exit(0)
 
 model = torch.jit.load(sys.argv[2]).eval()

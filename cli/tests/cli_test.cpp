@@ -111,9 +111,10 @@ BOOST_AUTO_TEST_CASE(help_names_every_subcommand_and_option) {
   const Run record = recorder_cli({"record", "--help"});
   BOOST_TEST(record.code == 0);
   for (const char* word :
-       {"--input-size", "--input", "--dtype", "--int-high", "--seed", "--train", "--no-grad",
-        "--aten-ops", "--layers", "--what", "--reduce", "--batches", "--bins", "--range",
-        "--correction", "--max-bytes", "--sample", "--output"})
+       {"--input-size", "--input",   "--dtype",    "--int-high",    "--seed",
+        "--train",      "--no-grad", "--aten-ops", "--layers",      "--what",
+        "--reduce",     "--batches", "--bins",     "--range",       "--correction",
+        "--max-bytes",  "--sample",  "--output",   "--local-ranks", "--distributed"})
     BOOST_TEST(record.out.find(word) != std::string::npos, word);
   const Run draw = recorder_cli({"draw", "--help"});
   for (const char* word : {"--depth", "--expand-nested", "--roll", "--show-inner-tensors",
@@ -360,6 +361,43 @@ BOOST_AUTO_TEST_CASE(record_means_over_batches_that_python_loads_and_agrees_with
   BOOST_TEST(r.err == "recorder: batch 1/3\nrecorder: batch 2/3\nrecorder: batch 3/3\n");
   BOOST_TEST(python_check({"mlp-mean", model("mlp_script.pt"), model("mlp_batches.pt"), acts}) ==
              "ok\n");
+}
+
+BOOST_AUTO_TEST_CASE(record_on_local_ranks_merges_what_every_rank_recorded) {
+  // 2 ranks on 127.0.0.1: rank 0 records batches 0 and 2, rank 1 batch 1; rank 0 merges the
+  // means and writes what one process would (Python recomputes them from the batches).
+  const fs::path dir = scratch("record_ranks");
+  const std::string acts = (dir / "acts.pt").string();
+  const Run r =
+      recorder_cli({"record", model("mlp_script.pt"), "--input", model("mlp_batches.pt"),
+                    "--layers", "fc1,1-3", "--reduce", "mean", "--local-ranks", "2", "-o", acts});
+  BOOST_TEST(r.code == 0, r.err);
+  BOOST_TEST(r.out ==
+             "fc1 (Linear, 1-1): 3 samples, 1 tensor\n"
+             "fc3 (Linear, 1-3): 3 samples, 1 tensor\n"
+             "wrote " +
+                 acts + ": 2 layers, reduce::mean over 3 batches on 2 ranks\n");
+  BOOST_TEST(python_check({"mlp-mean", model("mlp_script.pt"), model("mlp_batches.pt"), acts}) ==
+             "ok\n");
+  // Random inputs: batch i is drawn from seed + i, so 1 rank and 3 ranks record the same.
+  const std::string one = (dir / "one.pt").string(), three = (dir / "three.pt").string();
+  for (const auto& [ranks, file] : {std::pair{"1", one}, std::pair{"3", three}}) {
+    const Run m =
+        recorder_cli({"record", model("mlp_script.pt"), "--input-size", "2,784", "--layers", "fc2",
+                      "--reduce", "moments", "--batches", "7", "--local-ranks", ranks, "-o", file});
+    BOOST_TEST(m.code == 0, m.err);
+    BOOST_TEST(m.out.find("reduce::moments over 7 batches on " + std::string(ranks) + " rank") !=
+                   std::string::npos,
+               m.out);
+  }
+  BOOST_TEST(python_check({"same", one, three}) == "ok\n");
+  BOOST_TEST(python_check({"keys", three}) ==
+             "fc2: {mean: [2, 50], variance: [2, 50], count: 7}\n");
+  // Bad counts are a usage error.
+  const Run bad = recorder_cli({"record", model("mlp_script.pt"), "--input-size", "2,784",
+                                "--layers", "fc2", "--local-ranks", "-1", "-o", one});
+  BOOST_TEST(bad.code == 2);
+  BOOST_TEST(bad.err == "recorder: --local-ranks takes 1 to 64, not -1\n");
 }
 
 BOOST_AUTO_TEST_CASE(record_gradients_of_the_summed_output) {
