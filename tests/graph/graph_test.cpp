@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 using namespace recorder;
@@ -181,4 +182,79 @@ BOOST_AUTO_TEST_CASE(trace_completeness) {
   BOOST_TEST(!t.root.valid());
   t.failure = Failure{"matmul", "block", "Block", "shape mismatch"};
   BOOST_TEST(!t.complete());
+}
+
+namespace {
+
+/// Graphs destroyed at thread exit (namespace scope: GCC 12 runs no destructor for a
+/// block-scope thread_local first used from a lambda).
+struct Box {
+  std::vector<Graph> graphs;
+};
+thread_local Box box;
+
+/// A chain of `n` relu ops: input, then function + tensor per op.
+void chain(Graph& g, std::size_t n) {
+  static constexpr std::int64_t shape[] = {1, 8};
+  NodeId prev = g.add_tensor(NodeKind::input, {}, 0, Shape(shape), "Float", "cpu");
+  for (std::size_t i = 0; i < n; ++i) {
+    const NodeId fn = g.add_function("relu", {}, 1);
+    g.add_edge(prev, fn);
+    prev = g.add_tensor(NodeKind::tensor, {}, 1, Shape(shape), "Float", "cpu", fn);
+    g.add_edge(fn, prev);
+  }
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(a_destroyed_graph_leaves_its_storage_to_the_next_one_on_its_thread) {
+  Graph::release_thread_cache();
+  BOOST_TEST(Graph::thread_cache_bytes() == 0u);
+  {
+    Graph g;
+    chain(g, 1000);
+    Graph copy = g;  // copies own their storage
+    BOOST_TEST(copy.size() == 2001u);
+  }
+  const std::size_t cached = Graph::thread_cache_bytes();
+  BOOST_TEST(cached >= 2001 * sizeof(Graph::Node) + 2000 * sizeof(Edge));
+  {
+    Graph g;  // takes the cache: empty, and appending into it gives the same graph as ever
+    BOOST_TEST(Graph::thread_cache_bytes() == 0u);
+    BOOST_TEST(g.size() == 0u);
+    BOOST_TEST(g.edge_count() == 0u);
+    chain(g, 3);
+    BOOST_TEST(g.size() == 7u);
+    BOOST_TEST(g.edge_count() == 6u);
+    BOOST_TEST(g.function(NodeId{1}).op == "relu");
+    BOOST_TEST(g.tensor(NodeId{2}).producer == NodeId{1});
+    BOOST_TEST(to_string(g.shape(NodeId{6})) == "[1, 8]");
+    Graph other;  // a second graph alive at once starts without the cache
+    BOOST_TEST(other.nodes().capacity() == 0u);
+  }
+  // The larger storage stays; a smaller graph destroyed later does not replace it.
+  BOOST_TEST(Graph::thread_cache_bytes() == cached);
+  Graph::release_thread_cache();
+  BOOST_TEST(Graph::thread_cache_bytes() == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(graphs_outliving_their_threads_cache_free_their_own_storage) {
+  // A graph destroyed while its thread exits, after the thread's cache is gone, frees its
+  // storage itself (ASan and UBSan watch this in the sanitizer stage): `box` is constructed
+  // before the cache, so it is destroyed after it.
+  std::size_t cached_in_thread = 0;
+  std::thread t([&] {
+    box.graphs.reserve(2);  // constructs `box` first
+    {
+      Graph g;  // constructs the cache
+      chain(g, 100);
+    }
+    cached_in_thread = Graph::thread_cache_bytes();
+    box.graphs.emplace_back();  // takes the cache
+    chain(box.graphs.back(), 10);
+    box.graphs.emplace_back();
+    chain(box.graphs.back(), 1000);
+  });
+  t.join();
+  BOOST_TEST(cached_in_thread > 0u);
 }

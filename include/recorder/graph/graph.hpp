@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -112,7 +113,32 @@ class Graph {
     std::vector<NodeId> outputs;    ///< tensor nodes returned (empty while running or failed)
   };
 
-  Graph() : strings_(std::make_shared<std::deque<std::string>>()) {}
+  /// An empty graph. It takes the storage the last large graph destroyed on this thread left
+  /// behind (see `~Graph`), so tracing the same model again appends into memory already
+  /// mapped instead of growing fresh vectors.
+  Graph() : strings_(std::make_shared<std::deque<std::string>>()) { adopt_cached_storage(); }
+  Graph(const Graph&) = default;
+  Graph& operator=(const Graph&) = default;
+  Graph(Graph&&) noexcept = default;
+  Graph& operator=(Graph&&) noexcept = default;
+  /// Leaves this graph's node, edge, tensor, shape and function storage (emptied, capacity
+  /// kept) to the next graph built on this thread when it is larger than what is cached
+  /// already and at most `thread_cache_limit` bytes: a graph of 100,000 ops otherwise returns
+  /// ~20 MB to the operating system and the next one page-faults it all back in (measured:
+  /// 118 ns per op at 100k against 32 ns at 10k).
+  ~Graph() { cache_storage(); }
+
+  /// The most bytes of storage a thread keeps for its next graph.
+  static constexpr std::size_t thread_cache_limit = std::size_t{64} << 20;
+  /// Bytes of storage this thread keeps for its next graph.
+  static std::size_t thread_cache_bytes() noexcept {
+    const Storage* c = thread_cache();
+    return c ? c->bytes() : 0;
+  }
+  /// Frees the storage this thread keeps for its next graph.
+  static void release_thread_cache() noexcept {
+    if (Storage* c = thread_cache()) *c = Storage{};
+  }
 
   /// How big a graph is, for `reserve`: a front end that records the same model again can make
   /// room for it up front.
@@ -298,6 +324,69 @@ class Graph {
     if (n.kind != NodeKind::module)
       throw std::invalid_argument("recorder::Graph: not a module call");
     return calls_[n.data];
+  }
+
+  static_assert(std::is_trivially_destructible_v<Node> && std::is_trivially_destructible_v<Edge> &&
+                    std::is_trivially_destructible_v<TensorData> &&
+                    std::is_trivially_destructible_v<FunctionData>,
+                "recorder::Graph: cached storage is cleared in O(1): its elements must be "
+                "trivially destructible");
+
+  /// The storage a destroyed graph leaves to the next (every element trivially destructible).
+  struct Storage {
+    std::vector<Node> nodes;
+    std::vector<Edge> edges;
+    std::vector<TensorData> tensors;
+    std::vector<std::int64_t> dims;
+    std::vector<FunctionData> functions;
+    std::size_t bytes() const noexcept {
+      return nodes.capacity() * sizeof(Node) + edges.capacity() * sizeof(Edge) +
+             tensors.capacity() * sizeof(TensorData) + dims.capacity() * sizeof(std::int64_t) +
+             functions.capacity() * sizeof(FunctionData);
+    }
+  };
+
+  /// This thread's cached storage; null once the thread's cache is destroyed (a graph
+  /// destroyed later, at thread exit, frees its own).
+  static Storage* thread_cache() noexcept {
+    static thread_local bool gone = false;  // trivially destructible: readable at thread exit
+    if (gone) return nullptr;
+    struct Holder {
+      Storage storage;
+      ~Holder() { gone = true; }
+    };
+    static thread_local Holder holder;
+    return &holder.storage;
+  }
+
+  void adopt_cached_storage() noexcept {
+    Storage* c = thread_cache();
+    if (c == nullptr || c->nodes.capacity() == 0) return;
+    nodes_.swap(c->nodes);
+    edges_.swap(c->edges);
+    tensors_.swap(c->tensors);
+    dims_.swap(c->dims);
+    functions_.swap(c->functions);
+  }
+
+  void cache_storage() noexcept {
+    Storage* c = thread_cache();
+    if (c == nullptr) return;
+    const std::size_t mine = nodes_.capacity() * sizeof(Node) + edges_.capacity() * sizeof(Edge) +
+                             tensors_.capacity() * sizeof(TensorData) +
+                             dims_.capacity() * sizeof(std::int64_t) +
+                             functions_.capacity() * sizeof(FunctionData);
+    if (mine > thread_cache_limit || mine <= c->bytes()) return;
+    nodes_.clear();
+    edges_.clear();
+    tensors_.clear();
+    dims_.clear();
+    functions_.clear();
+    nodes_.swap(c->nodes);
+    edges_.swap(c->edges);
+    tensors_.swap(c->tensors);
+    dims_.swap(c->dims);
+    functions_.swap(c->functions);
   }
 
   std::vector<Node> nodes_;
