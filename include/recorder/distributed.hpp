@@ -129,6 +129,20 @@ struct MergeHeader {
   };
   std::array<std::int64_t, f_count> v{};
   std::int64_t operator[](Field f) const { return v[f]; }
+
+  /// A header of this version: what is merged, to which root (-1: every rank), `Last`'s rank
+  /// (-1: default) and the payload's size; the schema fields stay 0 unless set.
+  static MergeHeader make(MergeKind kind, std::int64_t root, std::int64_t last,
+                          std::size_t payload_bytes) {
+    MergeHeader h;
+    h.v[f_magic] = magic;
+    h.v[f_version] = version;
+    h.v[f_kind] = static_cast<std::int64_t>(kind);
+    h.v[f_root] = root;
+    h.v[f_last] = last;
+    h.v[f_payload_bytes] = static_cast<std::int64_t>(payload_bytes);
+    return h;
+  }
 };
 
 inline std::int64_t as_int64(std::uint64_t h) { return std::bit_cast<std::int64_t>(h); }
@@ -261,6 +275,25 @@ class Exchange {
     return all;
   }
 
+  /// Every rank's payload (`root` < 0), or on `root` only, each as long as its header says:
+  /// sent padded to the longest, cut back on arrival. Empty on a rank that receives nothing.
+  std::vector<std::string> payloads(const std::vector<MergeHeader>& headers, std::string_view mine,
+                                    int root, std::string_view what) {
+    const std::size_t max = longest(headers, MergeHeader::f_payload_bytes);
+    std::vector<std::string> all =
+        root >= 0 ? gather(mine, max, root, what) : allgather(mine, max, what);
+    for (std::size_t r = 0; r < all.size(); ++r)
+      all[r].resize(static_cast<std::size_t>(headers[r][MergeHeader::f_payload_bytes]));
+    return all;
+  }
+
+  /// The largest value of `field` over the ranks' headers (a size).
+  static std::size_t longest(const std::vector<MergeHeader>& headers, MergeHeader::Field field) {
+    std::size_t n = 0;
+    for (const MergeHeader& h : headers) n = std::max(n, static_cast<std::size_t>(h[field]));
+    return n;
+  }
+
   /// On `root`, every rank's `mine` (padded to `max`); elsewhere nothing.
   std::vector<std::string> gather(std::string_view mine, std::size_t max, int root,
                                   std::string_view what) {
@@ -367,9 +400,7 @@ inline void check_schemas(Exchange& ex, const std::vector<MergeHeader>& h, const
                           std::string_view what, std::string_view layer_word) {
   int first = -1;
   bool differ = false;
-  std::size_t longest = 0;
   for (std::size_t r = 0; r < h.size(); ++r) {
-    longest = std::max(longest, static_cast<std::size_t>(h[r][MergeHeader::f_schema_bytes]));
     if (h[r][MergeHeader::f_reduction] != h[0][MergeHeader::f_reduction]) differ = true;
     if (h[r][MergeHeader::f_entries] == 0) continue;
     if (first < 0)
@@ -379,7 +410,8 @@ inline void check_schemas(Exchange& ex, const std::vector<MergeHeader>& h, const
       differ = true;
   }
   if (!differ) return;
-  const std::vector<std::string> all = ex.allgather(mine, longest, "the layer descriptions");
+  const std::vector<std::string> all = ex.allgather(
+      mine, Exchange::longest(h, MergeHeader::f_schema_bytes), "the layer descriptions");
   std::vector<Schema> schemas;
   for (const std::string& bytes : all) schemas.push_back(decode_schema(bytes));
   for (std::size_t r = 1; r < schemas.size(); ++r)
@@ -441,10 +473,10 @@ std::vector<PackedEntry<S>> decode_entries(std::string_view bytes) {
 /// has the description of the first rank that has entries. For `reduce::Last`, rank `last`
 /// comes last, so its value wins where it has one.
 template <class R, class S>
-std::vector<PackedEntry<S>> fold_ranks(const R& reduction, std::vector<std::string_view> payloads,
+std::vector<PackedEntry<S>> fold_ranks(const R& reduction, const std::vector<std::string>& payloads,
                                        int last) {
   std::vector<std::vector<PackedEntry<S>>> ranks;
-  for (std::string_view p : payloads) ranks.push_back(decode_entries<S>(p));
+  for (const std::string& p : payloads) ranks.push_back(decode_entries<S>(p));
   std::vector<std::size_t> order(ranks.size());
   for (std::size_t r = 0; r < order.size(); ++r) order[r] = r;
   if constexpr (std::is_same_v<R, reduce::Last>) {
@@ -493,34 +525,21 @@ std::optional<std::vector<PackedEntry<S>>> exchange_and_fold(
   ByteWriter payload;
   encode_entries(payload, infos, slots);
 
-  MergeHeader mine;
-  mine.v[MergeHeader::f_magic] = MergeHeader::magic;
-  mine.v[MergeHeader::f_version] = MergeHeader::version;
-  mine.v[MergeHeader::f_kind] = static_cast<std::int64_t>(kind);
-  mine.v[MergeHeader::f_root] = o.root ? *o.root : -1;
-  mine.v[MergeHeader::f_last] = o.last_rank ? *o.last_rank : -1;
+  MergeHeader mine = MergeHeader::make(kind, o.root ? *o.root : -1, o.last_rank ? *o.last_rank : -1,
+                                       payload.size());
   mine.v[MergeHeader::f_reduction] = as_int64(fnv1a64(schema.reduction));
   mine.v[MergeHeader::f_entries] = static_cast<std::int64_t>(schema.entries.size());
   mine.v[MergeHeader::f_schema_hash] = as_int64(schema_hash(schema.entries));
   mine.v[MergeHeader::f_schema_bytes] = static_cast<std::int64_t>(schema_bytes.size());
-  mine.v[MergeHeader::f_payload_bytes] = static_cast<std::int64_t>(payload.size());
   const std::vector<MergeHeader> headers = ex.headers(mine);
   check_headers(ex, headers);
   check_schemas(ex, headers, schema_bytes, what, layer_word);
 
-  std::size_t longest = 0;
-  for (const MergeHeader& h : headers)
-    longest = std::max(longest, static_cast<std::size_t>(h[MergeHeader::f_payload_bytes]));
-  std::vector<std::string> all =
-      o.root ? ex.gather(payload.bytes(), longest, *o.root, "the packed states")
-             : ex.allgather(payload.bytes(), longest, "the packed states");
+  const std::vector<std::string> all =
+      ex.payloads(headers, payload.bytes(), o.root ? *o.root : -1, "the packed states");
   if (all.empty()) return std::nullopt;  // not the root
-  std::vector<std::string_view> views;
-  for (std::size_t r = 0; r < all.size(); ++r)
-    views.push_back(std::string_view(all[r]).substr(
-        0, static_cast<std::size_t>(headers[r][MergeHeader::f_payload_bytes])));
   const int last = o.last_rank ? *o.last_rank : (o.root ? *o.root : 0);
-  return fold_ranks<R, S>(reduction, std::move(views), last);
+  return fold_ranks<R, S>(reduction, all, last);
 }
 
 /// `static_assert`s naming why `R`'s states over `T` cannot be merged across processes.
@@ -723,27 +742,16 @@ inline std::vector<Trace> gather_traces(const Trace& trace, c10d::ProcessGroup& 
                                         GatherOptions options = {}) {
   detail::Exchange ex(pg, options.stats);
   const std::string bytes = encode_trace(trace);
-  detail::MergeHeader mine;
   using H = detail::MergeHeader;
-  mine.v[H::f_magic] = H::magic;
-  mine.v[H::f_version] = H::version;
-  mine.v[H::f_kind] = static_cast<std::int64_t>(detail::MergeKind::trace);
-  mine.v[H::f_root] = options.root;
-  mine.v[H::f_last] = -1;
-  mine.v[H::f_payload_bytes] = static_cast<std::int64_t>(bytes.size());
+  const H mine = H::make(detail::MergeKind::trace, options.root, -1, bytes.size());
   const std::vector<H> headers = ex.headers(mine);
   detail::check_headers(ex, headers);
   if (headers[0][H::f_root] < 0)
     ex.fail("gather_traces needs a root rank (GatherOptions::root), not " +
             std::to_string(headers[0][H::f_root]));
-  std::size_t longest = 0;
-  for (const H& h : headers)
-    longest = std::max(longest, static_cast<std::size_t>(h[H::f_payload_bytes]));
-  const std::vector<std::string> all = ex.gather(bytes, longest, options.root, "the traces");
   std::vector<Trace> out;
-  for (std::size_t r = 0; r < all.size(); ++r)
-    out.push_back(decode_trace(std::string_view(all[r]).substr(
-        0, static_cast<std::size_t>(headers[r][H::f_payload_bytes]))));
+  for (const std::string& bytes_of_rank : ex.payloads(headers, bytes, options.root, "the traces"))
+    out.push_back(decode_trace(bytes_of_rank));
   return out;
 }
 

@@ -10,6 +10,7 @@
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -28,6 +29,13 @@ void append_int(std::string& out, Int n) {
   char buf[24];
   const auto r = std::to_chars(buf, buf + sizeof buf, n);
   out.append(buf, r.ptr);
+}
+
+/// The shortest decimal spelling that reads back as `v`: "0.5", "-3", "1e-06".
+inline std::string shortest(double v) {
+  char buf[32];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return r.ec == std::errc() ? std::string(buf, r.ptr) : std::string("?");
 }
 
 /// Appends integers as a list on one line: `[3, 3]`, `[]`.

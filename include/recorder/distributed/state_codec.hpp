@@ -13,6 +13,7 @@
 /// `merge` (`reduce::mergeable_reduction`).
 
 #include <recorder/detail/bytes.hpp>
+#include <recorder/detail/text.hpp>
 #include <recorder/policies/reduction.hpp>
 #include <recorder/tensor/value_ops.hpp>
 
@@ -20,7 +21,6 @@
 #include <ATen/ops/empty.h>
 #include <c10/core/ScalarType.h>
 
-#include <charconv>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
@@ -50,12 +50,9 @@ inline std::string describe_tensor(const at::Tensor& t, bool with_shape = true) 
   if (!t.defined()) return "undefined";
   std::string s = c10::toString(t.scalar_type());
   if (!with_shape) return s;
-  s += " [";
-  for (std::int64_t i = 0; i < t.dim(); ++i) {
-    if (i != 0) s += ", ";
-    s += std::to_string(t.size(i));
-  }
-  return s + ']';
+  s += ' ';
+  append_dims(s, t.sizes());
+  return s;
 }
 
 inline void encode_value(ByteWriter& w, const at::Tensor& t) {
@@ -252,13 +249,6 @@ namespace detail {
 
 /// What states merged under reduction `r` must share besides their own description: the
 /// reduction and its parameters ("histogram(bins=64, lo=-4, hi=4)").
-/// The shortest spelling that reads back as `v`: "0.5", "-3", "1e-06".
-inline std::string shortest(double v) {
-  char buf[32];
-  const auto r = std::to_chars(buf, buf + sizeof buf, v);
-  return std::string(buf, r.ptr);
-}
-
 template <class R>
 std::string describe_reduction(const R&) {
   return std::string(R::name);

@@ -340,11 +340,15 @@ class Graph {
     std::vector<std::int64_t> dims;
     std::vector<FunctionData> functions;
     std::size_t bytes() const noexcept {
-      return nodes.capacity() * sizeof(Node) + edges.capacity() * sizeof(Edge) +
-             tensors.capacity() * sizeof(TensorData) + dims.capacity() * sizeof(std::int64_t) +
-             functions.capacity() * sizeof(FunctionData);
+      return capacity_bytes(nodes, edges, tensors, dims, functions);
     }
   };
+
+  /// The bytes the vectors' capacities take.
+  template <class... Vectors>
+  static std::size_t capacity_bytes(const Vectors&... vs) noexcept {
+    return (... + (vs.capacity() * sizeof(typename Vectors::value_type)));
+  }
 
   /// This thread's cached storage; null once the thread's cache is destroyed (a graph
   /// destroyed later, at thread exit, frees its own).
@@ -372,10 +376,7 @@ class Graph {
   void cache_storage() noexcept {
     Storage* c = thread_cache();
     if (c == nullptr) return;
-    const std::size_t mine = nodes_.capacity() * sizeof(Node) + edges_.capacity() * sizeof(Edge) +
-                             tensors_.capacity() * sizeof(TensorData) +
-                             dims_.capacity() * sizeof(std::int64_t) +
-                             functions_.capacity() * sizeof(FunctionData);
+    const std::size_t mine = capacity_bytes(nodes_, edges_, tensors_, dims_, functions_);
     if (mine > thread_cache_limit || mine <= c->bytes()) return;
     nodes_.clear();
     edges_.clear();

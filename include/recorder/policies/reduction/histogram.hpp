@@ -1,16 +1,15 @@
 #pragma once
 /// `reduce::Histogram`: counts of every recorded element in fixed equal-width bins (no libtorch).
 
+#include <recorder/detail/text.hpp>
 #include <recorder/policies/reduction/value_ops.hpp>
 
-#include <charconv>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <string_view>
-#include <system_error>
 #include <utility>
 
 namespace recorder::reduce {
@@ -60,13 +59,16 @@ class Histogram {
       throw std::invalid_argument("recorder: reduce::Histogram needs at least one bin (bins = 0)");
     if (!std::isfinite(lo) || !std::isfinite(hi))
       throw std::invalid_argument("recorder: reduce::Histogram needs finite bounds (lo = " +
-                                  spell(lo) + ", hi = " + spell(hi) + ")");
+                                  recorder::detail::shortest(lo) +
+                                  ", hi = " + recorder::detail::shortest(hi) + ")");
     if (!(lo < hi))
-      throw std::invalid_argument("recorder: reduce::Histogram needs lo < hi (lo = " + spell(lo) +
-                                  ", hi = " + spell(hi) + ")");
+      throw std::invalid_argument(
+          "recorder: reduce::Histogram needs lo < hi (lo = " + recorder::detail::shortest(lo) +
+          ", hi = " + recorder::detail::shortest(hi) + ")");
     if (!std::isfinite(hi - lo))
       throw std::invalid_argument("recorder: reduce::Histogram's range hi - lo overflows (lo = " +
-                                  spell(lo) + ", hi = " + spell(hi) + ")");
+                                  recorder::detail::shortest(lo) +
+                                  ", hi = " + recorder::detail::shortest(hi) + ")");
   }
 
   std::size_t bins() const noexcept { return bins_; }
@@ -113,11 +115,6 @@ class Histogram {
   friend bool operator==(const Histogram&, const Histogram&) = default;
 
  private:
-  static std::string spell(double v) {
-    char buf[32];
-    const auto r = std::to_chars(buf, buf + sizeof buf, v);
-    return r.ec == std::errc() ? std::string(buf, r.ptr) : std::string("?");
-  }
   std::size_t bins_;
   double lo_;
   double hi_;
