@@ -1,5 +1,6 @@
 #pragma once
-/// The exception a traced forward throws: where it failed, and the partial trace.
+/// The exceptions of tracing: a traced forward's (where it failed, and the partial trace), and a
+/// recording claimed by two forwards at once.
 
 #include <recorder/graph/trace.hpp>
 
@@ -39,6 +40,14 @@ class TraceError : public std::runtime_error {
  private:
   Failure failure_;
   std::shared_ptr<const Trace> trace_;
+};
+
+/// Thrown when a forward would record into a recording another forward is recording into (a
+/// policy handle shared by tracers on two threads): refused before anything is recorded, so
+/// both the recording and the other forward are untouched.
+class RecordingBusy : public std::logic_error {
+ public:
+  using std::logic_error::logic_error;
 };
 
 }  // namespace recorder

@@ -186,6 +186,14 @@ class CaptureCore : public CallHooks, public std::enable_shared_from_this<Captur
 
   // ---- CallHooks ----------------------------------------------------------------------
 
+  /// "the forward_output recording (moments) of fc1, fc2", for `RecordingBusy`.
+  std::string describe() const override {
+    std::string s = "the " + std::string(to_string(what_)) + " recording (" +
+                    std::string(reduction_name_) + ") of ";
+    for (std::size_t i = 0; i < layers_.size(); ++i) s += (i ? ", " : "") + to_string(layers_[i]);
+    return s;
+  }
+
   void begin() override {
     std::lock_guard lock(mutex_);
     open_.clear();

@@ -164,6 +164,8 @@ class TimingStore final : public CallHooks,
 
   TimingStore(R reduction, bool backward) : reduction_(std::move(reduction)), backward_(backward) {}
 
+  std::string describe() const override { return "this timing recording"; }
+
   void begin() override {
     run_ = TimedRun{};
     run_.spans.reserve(last_.spans);

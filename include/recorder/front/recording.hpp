@@ -61,12 +61,26 @@ struct ModelFacts {
 /// calls `fail`, which gives the error the partial trace.
 class Recording {
  public:
+  /// Claims `hooks` for this forward (`RecordingBusy` when another forward holds one: then
+  /// none stays claimed and nothing was begun) and tells them it begins.
   explicit Recording(std::vector<CallHooks*> hooks) : scope_(session_) {
-    session_.hooks = std::move(hooks);
-    for (CallHooks* h : session_.hooks) {
-      if (session_.op_clock == nullptr) session_.op_clock = h->op_clock();
-      h->begin();
+    try {
+      for (CallHooks* h : hooks) {
+        h->claim(h->describe());
+        claimed_.push_back(h);
+      }
+      session_.hooks = std::move(hooks);
+      for (CallHooks* h : session_.hooks) {
+        if (session_.op_clock == nullptr) session_.op_clock = h->op_clock();
+        h->begin();
+      }
+    } catch (...) {
+      for (CallHooks* c : claimed_) c->release();
+      throw;
     }
+  }
+  ~Recording() {
+    for (CallHooks* h : claimed_) h->release();
   }
   Recording(const Recording&) = delete;
   Recording& operator=(const Recording&) = delete;
@@ -128,6 +142,7 @@ class Recording {
 
   Session session_;
   SessionScope scope_;
+  std::vector<CallHooks*> claimed_;
 };
 
 }  // namespace detail

@@ -18,6 +18,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -37,8 +38,36 @@ struct NodeRef {
 /// A capture policy's view of module calls (activations, gradients: `capture/`). The adapters
 /// tell it when a call opens and when it returns, only for policies that capture calls, so
 /// the graph-only policies pay nothing. `begin` and `end` bracket one forward.
+///
+/// One forward at a time: a recording keeps the state of the forward it is in (the calls
+/// open, the run being timed), so a `Recording` claims its hooks for the forward, and a second
+/// forward claiming them meanwhile (a copy of the same policy handle in a tracer on another
+/// thread, or a forward traced inside one) gets `RecordingBusy` before anything is recorded.
 class CallHooks {
  public:
+  CallHooks() = default;
+  CallHooks(const CallHooks&) noexcept {}  // a copy is a new recording: not claimed
+  CallHooks& operator=(const CallHooks&) noexcept { return *this; }
+
+  /// Claims these hooks for one forward on this thread; throws `RecordingBusy` when a forward
+  /// (on any thread) holds them.
+  void claim(std::string_view what) {
+    std::thread::id none{};
+    if (!owner_.compare_exchange_strong(none, std::this_thread::get_id()))
+      throw RecordingBusy(
+          "recorder: " + std::string(what) + " is already recording a forward" +
+          (none == std::this_thread::get_id() ? std::string(" on this thread (a forward traced "
+                                                            "inside another)")
+                                              : std::string(" on another thread")) +
+          ". A recording records one forward at a time, and copies of a policy share its "
+          "recording: give each tracer its own policy object, or trace one forward after the "
+          "other");
+  }
+  /// Ends the claim of `claim`.
+  void release() noexcept { owner_.store(std::thread::id{}); }
+  /// What the hooks record, for `RecordingBusy`'s message ("this recording").
+  virtual std::string describe() const { return "this recording"; }
+
   /// A forward starts.
   virtual void begin() = 0;
   /// Module call `call` opened with tensor arguments `inputs` (before its forward runs).
@@ -55,6 +84,9 @@ class CallHooks {
 
  protected:
   ~CallHooks() = default;
+
+ private:
+  std::atomic<std::thread::id> owner_{};
 };
 
 /// A point in time as the op clock counts it: the CPU's time-stamp counter on x86-64 (invariant
