@@ -57,6 +57,12 @@ function(recorder_sanitize target)
   target_link_options(${target} PRIVATE ${flags})
 endfunction()
 
+# The sanitizers' settings for test <name>: stop at the first report, with a stack trace.
+function(recorder_sanitizer_environment name)
+  set_tests_properties(${name} PROPERTIES ENVIRONMENT
+    "UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1;ASAN_OPTIONS=detect_stack_use_after_return=1")
+endfunction()
+
 # Picks recorder::core or recorder::recorder; sets <out> to "" when the TORCH target is absent.
 function(_recorder_test_library out torch)
   if(torch)
@@ -93,9 +99,9 @@ function(recorder_add_test name)
     set(kind torch)
   else()
     set(kind fast)
-    if(RECORDER_SANITIZE)
-      recorder_sanitize(${name})
-    endif()
+  endif()
+  if(RECORDER_SANITIZE)  # torch-free tests (stage 2 of scripts/test.sh), model tests (stage 3)
+    recorder_sanitize(${name})
   endif()
 
   add_test(NAME ${name} COMMAND ${name} WORKING_DIRECTORY "${CMAKE_BINARY_DIR}")
@@ -104,9 +110,8 @@ function(recorder_add_test name)
   if(arg_WILL_FAIL)
     set_tests_properties(${name} PROPERTIES WILL_FAIL TRUE)
   endif()
-  if(RECORDER_SANITIZE AND NOT arg_TORCH)
-    set_tests_properties(${name} PROPERTIES ENVIRONMENT
-      "UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1;ASAN_OPTIONS=detect_stack_use_after_return=1")
+  if(RECORDER_SANITIZE)
+    recorder_sanitizer_environment(${name})
   endif()
 endfunction()
 
