@@ -9,6 +9,8 @@
 /// leaves). Operands are indices into the values, taken modulo their count, so removing a
 /// step or a child never makes a spec invalid: that is what lets a failure shrink.
 
+#include "../policies/splitmix.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
@@ -168,15 +170,9 @@ struct ModelSpec {
   bool pair_root = false;  ///< the root runs its pair forward: two inputs, a nested tuple out
 };
 
-/// A deterministic generator (splitmix64), the same on every platform.
-struct Random {
-  std::uint64_t state;
-  std::uint64_t next() {
-    std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
+/// The fuzzer's generator: splitmix64 (the tests' own, the same on every platform) with the two
+/// draws the generator makes.
+struct Random : recorder::testing::SplitMix {
   /// Uniform in [0, n).
   std::uint32_t below(std::uint32_t n) { return static_cast<std::uint32_t>(next() % n); }
   bool chance(std::uint32_t percent) { return below(100) < percent; }
@@ -256,7 +252,7 @@ inline NetSpec generate_net(Random& r, int depth_left) {
 
 /// The model of `seed`: nets nesting 0 to 5 deep.
 inline ModelSpec generate(std::uint64_t seed) {
-  Random r{seed * 0x2545f4914f6cdd1dULL + 1};
+  Random r{{seed * 0x2545f4914f6cdd1dULL + 1}};
   ModelSpec m;
   m.seed = seed;
   const int depth = static_cast<int>(r.below(6));
