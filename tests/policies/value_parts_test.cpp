@@ -8,8 +8,10 @@
 
 #include <recorder/policies/reduction.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <stdexcept>
 #include <vector>
 
 using test::Metres;
@@ -28,6 +30,27 @@ static_assert(reduce::mergeable_reduction<reduce::Sum, Metres> &&
               reduce::mergeable_reduction<reduce::Mean, Metres>);
 static_assert(!reduce::reduction<reduce::Moments, Metres> &&
               !reduce::reduction<reduce::Histogram, Metres>);
+
+/// A value type with the optional `min_max_into` hook: `MinMax::update` calls it, never
+/// `min_into` or `max_into` (they throw here; its `merge` would use them).
+struct Kelvin {
+  double v = 0;
+};
+
+template <>
+struct recorder::reduce::value_ops<Kelvin> {
+  static Kelvin copy(const Kelvin& x) { return x; }
+  static void assign(Kelvin& acc, const Kelvin& x) { acc = x; }
+  static void add(Kelvin& acc, const Kelvin& x) { acc.v += x.v; }
+  static Kelvin divide(const Kelvin& acc, double n) { return {acc.v / n}; }
+  static void min_into(Kelvin&, const Kelvin&) { throw std::logic_error("min_into"); }
+  static void max_into(Kelvin&, const Kelvin&) { throw std::logic_error("max_into"); }
+  static void min_max_into(Kelvin& lo, Kelvin& hi, const Kelvin& x) {
+    lo.v = std::min(lo.v, x.v);
+    hi.v = std::max(hi.v, x.v);
+  }
+  static std::size_t bytes(const Kelvin&) { return sizeof(Kelvin); }
+};
 
 namespace {
 
@@ -64,6 +87,17 @@ BOOST_AUTO_TEST_CASE(elementwise_only_type_keeps_extremes) {
   const auto result = r.result(fold(r, walk));
   BOOST_TEST(result.min.v == -0.5);
   BOOST_TEST(result.max.v == 4.0);
+}
+
+BOOST_AUTO_TEST_CASE(min_max_takes_the_optional_hook) {
+  static_assert(reduce::has_min_max_into<Kelvin> && !reduce::has_min_max_into<Metres>);
+  const reduce::MinMax r;
+  auto s = r.init(Kelvin{300.0});
+  r.update(s, Kelvin{250.0});
+  r.update(s, Kelvin{310.0});
+  BOOST_TEST(s.min.v == 250.0);
+  BOOST_TEST(s.max.v == 310.0);
+  BOOST_TEST(r.count(s) == std::uint64_t{3});
 }
 
 BOOST_AUTO_TEST_SUITE_END()

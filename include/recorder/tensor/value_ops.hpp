@@ -1,6 +1,7 @@
 #pragma once
 /// `reduce::value_ops<at::Tensor>`: the reductions' arithmetic on tensors, detached and with autograd off (ATen core and per-op headers only).
 
+#include <recorder/detail/reduce_loops.hpp>
 #include <recorder/policies/reduction/value_ops.hpp>
 
 #include <ATen/core/Tensor.h>
@@ -19,6 +20,7 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 namespace recorder::reduce {
@@ -63,48 +65,21 @@ inline void own(at::Tensor& acc) {
     acc = acc.clone(at::MemoryFormat::Contiguous);
 }
 
-/// A plain contiguous CPU buffer of `float` or `double`: the fused loops read it by pointer.
+/// A plain contiguous CPU buffer of `float` or `double`: the fused loops
+/// (`detail/reduce_loops.hpp`) read and write it by pointer.
 inline bool plain_cpu(const at::Tensor& t) {
   return t.device().is_cpu() && t.layout() == at::kStrided && t.has_storage() &&
          t.is_contiguous() && !t.is_conj() && !t.is_neg() &&
          (t.scalar_type() == at::kFloat || t.scalar_type() == at::kDouble);
 }
 
-/// Calls `f(static_cast<const S*>(data))` with `S` the element type of a `plain_cpu` tensor.
+/// Calls `f(p)` with `p` the `S*` data of a `plain_cpu` tensor, `S` its element type.
 template <class F>
 void with_elements(const at::Tensor& t, F&& f) {
   if (t.scalar_type() == at::kFloat)
     f(t.data_ptr<float>());
   else
     f(t.data_ptr<double>());
-}
-
-template <class S>
-void welford_loop(double* __restrict mean, double* __restrict m2, const S* __restrict x,
-                  std::int64_t size, double n) {
-  const double inv_n = 1.0 / n;  // one division per update, not per element
-  for (std::int64_t i = 0; i < size; ++i) {
-    const double v = static_cast<double>(x[i]);
-    const double delta = v - mean[i];
-    const double m = mean[i] + delta * inv_n;
-    mean[i] = m;
-    m2[i] += delta * (v - m);
-  }
-}
-
-template <class S>
-void histogram_loop(std::int64_t* __restrict counts, const S* __restrict x, std::int64_t size,
-                    std::int64_t bins, double lo, double hi) {
-  const double width = hi - lo;
-  const double nbins = static_cast<double>(bins);
-  for (std::int64_t i = 0; i < size; ++i) {
-    const double v = static_cast<double>(x[i]);
-    if (!(v >= lo && v <= hi)) continue;  // outside, or NaN
-    // libtorch 1.13's torch.histc expression, in double: value_ops<double>::histogram_add.
-    auto pos = static_cast<std::int64_t>((v - lo) / width * nbins);
-    if (pos >= bins) pos = bins - 1;
-    ++counts[pos];
-  }
 }
 
 }  // namespace detail::tensor_values
@@ -114,10 +89,10 @@ void histogram_loop(std::int64_t* __restrict counts, const S* __restrict x, std:
 /// accumulator is a contiguous tensor with storage of its own (`requires_grad() == false`, no
 /// `grad_fn`). Steps that need one shape throw `std::invalid_argument` before changing
 /// anything. Moments accumulate in double; histograms count in int64 on the CPU. Welford
-/// updates and histograms of contiguous CPU float32/float64 inputs take fused single-pass
-/// loops (single-threaded; 3x faster than the ATen formulation on one thread, see
-/// benchmarks/bench_reduce); anything else (other dtypes, devices, strides) goes through ATen
-/// ops on the input's device.
+/// updates, `min_max_into` and histograms of contiguous CPU float32/float64 inputs take the
+/// single-pass loops of `detail/reduce_loops.hpp` (on the calling thread, with AVX2 where the
+/// CPU has it; benchmarks/bench_reduce compares them with the ATen formulations); anything
+/// else (other dtypes, devices, strides) goes through ATen ops on the input's device.
 template <>
 struct value_ops<at::Tensor> {
   using wide_type = at::Tensor;       ///< float64, the input's shape and device
@@ -162,6 +137,29 @@ struct value_ops<at::Tensor> {
     extreme_into(acc, x, /*min=*/false);
   }
 
+  /// `min_into(lo, x)` and `max_into(hi, x)`, in one pass over `x` when the three are plain
+  /// CPU buffers of one dtype (float32 or float64); both shapes are checked first.
+  static void min_max_into(at::Tensor& lo, at::Tensor& hi, const at::Tensor& x) {
+    namespace tv = detail::tensor_values;
+    tv::check_shape(lo, x, "the minimum");
+    tv::check_shape(hi, x, "the maximum");
+    c10::NoGradGuard no_grad;
+    tv::own(lo);
+    tv::own(hi);
+    const at::Tensor xd = tv::detached(x);
+    if (tv::plain_cpu(xd) && tv::plain_cpu(lo) && tv::plain_cpu(hi) &&
+        lo.scalar_type() == xd.scalar_type() && hi.scalar_type() == xd.scalar_type()) {
+      tv::with_elements(xd, [&](const auto* px) {
+        using S = std::remove_cvref_t<decltype(*px)>;
+        recorder::detail::loops::min_max(lo.data_ptr<S>(), hi.data_ptr<S>(), px,
+                                         static_cast<std::size_t>(xd.numel()));
+      });
+      return;
+    }
+    at::minimum_out(lo, lo, xd);
+    at::maximum_out(hi, hi, xd);
+  }
+
   /// A float64 copy on `x`'s device. Complex tensors are refused.
   static at::Tensor widen(const at::Tensor& x) {
     detail::tensor_values::require_defined(x);
@@ -195,8 +193,9 @@ struct value_ops<at::Tensor> {
         mean.scalar_type() == at::kDouble && m2.scalar_type() == at::kDouble) {
       double* pm = mean.data_ptr<double>();
       double* pm2 = m2.data_ptr<double>();
-      tv::with_elements(xd,
-                        [&](const auto* px) { tv::welford_loop(pm, pm2, px, xd.numel(), count); });
+      tv::with_elements(xd, [&](const auto* px) {
+        recorder::detail::loops::welford(pm, pm2, px, static_cast<std::size_t>(xd.numel()), count);
+      });
       return;
     }
     const at::Tensor xw = xd.to(mean.options());
@@ -259,8 +258,10 @@ struct value_ops<at::Tensor> {
     if (tv::plain_cpu(xd) && counts.device().is_cpu()) {
       tv::own(counts);
       std::int64_t* pc = counts.data_ptr<std::int64_t>();
-      tv::with_elements(
-          xd, [&](const auto* px) { tv::histogram_loop(pc, px, xd.numel(), nbins, lo, hi); });
+      tv::with_elements(xd, [&](const auto* px) {
+        recorder::detail::loops::histogram(pc, px, static_cast<std::size_t>(xd.numel()), nbins, lo,
+                                           hi);
+      });
       return;
     }
     // histc counts in the input's dtype: float64 counts are exact up to 2^53 per call. libtorch
@@ -305,8 +306,8 @@ struct value_ops<at::Tensor> {
   static std::size_t bytes(const at::Tensor& x) { return x.defined() ? x.nbytes() : 0; }
 
  private:
-  // No fused loop here: ATen's minimum/maximum (vectorized for the CPU it runs on) were as fast
-  // as one on [64, 512, 7, 7] float32 and faster on [1, 512, 7, 7] (benchmarks/bench_reduce).
+  // One extreme at a time (MinMax's merge): ATen's minimum/maximum, vectorized for the CPU it
+  // runs on, read and write what one loop would.
   static void extreme_into(at::Tensor& acc, const at::Tensor& x, bool min) {
     namespace tv = detail::tensor_values;
     tv::check_shape(acc, x, min ? "the minimum" : "the maximum");

@@ -48,10 +48,15 @@ struct MinMax {
     return {value_ops<T>::copy(first), value_ops<T>::copy(first), 1};
   }
 
+  /// One pass over `x` when `value_ops<T>` has `min_max_into` (tensors do).
   template <has_elementwise_ops T>
   void update(MinMaxState<T>& s, const T& x) const {
-    value_ops<T>::min_into(s.min, x);
-    value_ops<T>::max_into(s.max, x);
+    if constexpr (has_min_max_into<T>) {
+      value_ops<T>::min_max_into(s.min, s.max, x);
+    } else {
+      value_ops<T>::min_into(s.min, x);
+      value_ops<T>::max_into(s.max, x);
+    }
     ++s.count;
   }
 

@@ -62,10 +62,13 @@ namespace recorder::reduce {
 ///   values that build no autograd graph, the new `acc` independent of `x` (`reduce::custom`);
 /// - `std::size_t bytes(const T& x)`: the memory a kept copy takes (`reduce::KeepAll`'s cap).
 ///
-/// **Optional hooks** — none within a part. A type may implement only some parts: one with
-/// the elementwise part alone works with `Sum`, `Mean`, `Last`, `MinMax` and `KeepAll`, and
-/// `check_reduction<Moments, T>()` then names the moment part it lacks. `reducible<T>` is the
-/// conjunction of all three: what every shipped reduction accepts.
+/// **Optional hooks** — one, in the elementwise part: `void min_max_into(T& lo, T& hi, const
+/// T& x)`, `min_into(lo, x)` and `max_into(hi, x)` at once (one pass over `x`; it throws before
+/// changing either); `MinMax::update` calls it when present (`has_min_max_into`; `at::Tensor`
+/// has it). A type may implement only some parts: one with the elementwise part alone works
+/// with `Sum`, `Mean`, `Last`, `MinMax` and `KeepAll`, and `check_reduction<Moments, T>()`
+/// then names the moment part it lacks. `reducible<T>` is the conjunction of all three: what
+/// every shipped reduction accepts.
 ///
 /// **Laws** — no operation modifies its `const` arguments; an operation that throws (a shape
 /// mismatch) leaves its accumulators as they were; results never alias their inputs.
@@ -208,6 +211,13 @@ concept has_elementwise_ops = requires(T& acc, const T& x, double n) {
   value_ops<T>::min_into(acc, x);
   value_ops<T>::max_into(acc, x);
   { value_ops<T>::bytes(x) } -> std::same_as<std::size_t>;
+};
+
+/// The optional hook of the elementwise part: `value_ops<T>::min_max_into(lo, hi, x)`, both
+/// extremes in one step (`MinMax` falls back to `min_into` and `max_into` without it).
+template <class T>
+concept has_min_max_into = requires(T& lo, T& hi, const T& x) {
+  value_ops<T>::min_max_into(lo, hi, x);
 };
 
 /// Part of `reducible`, what `Moments` uses: running moments in `wide_type`.
