@@ -90,9 +90,12 @@ void with_elements(const at::Tensor& t, F&& f) {
 /// `grad_fn`). Steps that need one shape throw `std::invalid_argument` before changing
 /// anything. Moments accumulate in double; histograms count in int64 on the CPU. Welford
 /// updates, `min_max_into` and histograms of contiguous CPU float32/float64 inputs take the
-/// single-pass loops of `detail/reduce_loops.hpp` (on the calling thread, with AVX2 where the
-/// CPU has it; benchmarks/bench_reduce compares them with the ATen formulations); anything
-/// else (other dtypes, devices, strides) goes through ATen ops on the input's device.
+/// single-pass loops of `detail/reduce_loops.hpp` (with AVX2 where the CPU has it;
+/// benchmarks/bench_reduce compares them with the ATen formulations); anything else (other
+/// dtypes, devices, strides) goes through ATen ops on the input's device. The loops run on the
+/// calling thread: with libtorch 1.13's OpenMP backend (Debian's), `at::parallel_for` is a
+/// `#pragma omp parallel` in its header, so it splits work only in translation units built
+/// with `-fopenmp`, which a program including this header usually is not.
 template <>
 struct value_ops<at::Tensor> {
   using wide_type = at::Tensor;       ///< float64, the input's shape and device
