@@ -9,8 +9,10 @@
 /// batch of 64 of them, [64, 512, 7, 7] (6.4 MB). Every benchmark reports bytes/s of
 /// input consumed (`SetBytesProcessed`); the summary prints each reduction's throughput as a
 /// fraction of `copy_`'s (1.00: as fast as copying the tensor once). `*_AtenOps` rows time
-/// plain ATen formulations of the same steps: `tensor/value_ops.hpp` replaces those of
-/// Welford and of the histogram by fused loops, and keeps ATen's minimum/maximum (as fast).
+/// plain ATen formulations of the same steps, which the single-pass loops of
+/// `detail/reduce_loops.hpp` replace. `Moments_Traffic` moves the bytes of a Welford step (a
+/// float read, two doubles read and written per element) and does one add per double: the
+/// most a double-precision `Moments` can reach.
 /// `KeepAll` allocates a fresh tensor per update (a new copy is its point); its state is reset,
 /// untimed, every 16 updates. Torch runs with one thread.
 
@@ -98,7 +100,30 @@ void BM_Custom(benchmark::State& state) {
                          [](at::Tensor acc, const at::Tensor& x) { return at::maximum(acc, x); }));
 }
 
-// ---- the unfused ATen formulations, for comparison -----------------------------------------------
+// ---- the unfused ATen formulations, and a bound, for comparison -----------------------------------
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+[[gnu::target_clones("avx2", "default")]]
+#endif
+void add_to_both(double* __restrict a, double* __restrict b, const float* __restrict x,
+                 std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i) {
+    const double v = x[i];
+    a[i] += v;
+    b[i] += v;
+  }
+}
+
+/// Welford's memory traffic without its arithmetic: `a += x; b += x` over two double buffers.
+void BM_Moments_Traffic(benchmark::State& state) {
+  const at::Tensor x = input(state);
+  at::Tensor a = x.to(at::kDouble), b = x.to(at::kDouble);
+  for (auto _ : state) {
+    add_to_both(a.data_ptr<double>(), b.data_ptr<double>(), x.data_ptr<float>(), x.numel());
+    benchmark::ClobberMemory();
+  }
+  set_bytes(state, x);
+}
 
 /// Welford with ATen ops (the fallback of `value_ops<at::Tensor>::welford_update`).
 void BM_Moments_AtenOps(benchmark::State& state) {
@@ -153,6 +178,7 @@ constexpr std::array kBenchmarks = {
     std::pair{"BM_Histogram", &BM_Histogram},
     std::pair{"BM_Custom", &BM_Custom},
     std::pair{"BM_Moments_AtenOps", &BM_Moments_AtenOps},
+    std::pair{"BM_Moments_Traffic", &BM_Moments_Traffic},
     std::pair{"BM_MinMax_AtenOps", &BM_MinMax_AtenOps},
     std::pair{"BM_Histogram_AtenOps", &BM_Histogram_AtenOps},
     std::pair{"BM_Histogram_HistcFloat", &BM_Histogram_HistcFloat},
