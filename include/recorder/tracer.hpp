@@ -56,19 +56,26 @@ class ModeGuard {
 
 /// Adds every parameter below `m` to `seen` (by TensorImpl), without building names.
 inline void collect_parameters(const torch::nn::Module& m, IdMap& seen, ModelFacts& facts) {
-  for (const auto& p : m.parameters(/*recurse=*/false)) {
-    if (!seen.insert(IdMap::key_of(p.unsafeGetTensorImpl()))) continue;
+  for (const auto& item : own_parameters(m)) {
+    const at::Tensor& p = item.value();
+    if (!p.defined() || !seen.insert(IdMap::key_of(p.unsafeGetTensorImpl()))) continue;
     facts.total_params += static_cast<std::uint64_t>(p.numel());
     if (p.requires_grad()) facts.trainable_params += static_cast<std::uint64_t>(p.numel());
   }
   for (const auto& child : m.children()) collect_parameters(*child, seen, facts);
 }
 
-/// The model-level facts of `model`: its class, and its parameters counted once each (tied
-/// weights included).
-inline ModelFacts model_facts(const torch::nn::Module& model) {
+/// The model-level facts of `model`, traced in session `s`: its class, and its parameters
+/// counted once each (tied weights included), as read with the root module's tree
+/// (`read_tree`), else by a walk of the model.
+inline ModelFacts model_facts(const torch::nn::Module& model, const Session& s) {
   ModelFacts facts;
   facts.class_name = class_name_of(model);
+  if (s.tree.root == &model) {
+    facts.total_params = s.tree.total_params;
+    facts.trainable_params = s.tree.trainable_params;
+    return facts;
+  }
   IdMap seen;  // TensorImpls counted
   collect_parameters(model, seen, facts);
   return facts;
@@ -167,7 +174,7 @@ class Tracer {
     try {
       out.emplace(std::apply([&](auto&... r) { return root(r...); }, traced_inputs));
     } catch (TraceError& e) {
-      rec.fail(e, detail::model_facts(root_module));
+      rec.fail(e, detail::model_facts(root_module, s));
       throw;
     }
 
@@ -176,7 +183,7 @@ class Tracer {
     rec.end();
     if constexpr (policy_type::records_graph) {
       mark_outputs(rec, *out);
-      rec.finish(result, detail::model_facts(root_module));
+      rec.finish(result, detail::model_facts(root_module, s));
     }
     result.output = detail::map_leaves(*out, plain_leaf);
     return result;

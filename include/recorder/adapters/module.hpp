@@ -89,11 +89,11 @@ void hooks_enter(ModuleCall& call, const A&... args) {
 /// putting the tensors they replaced (post-processing) into `out`; the replacements keep the
 /// recorded nodes.
 template <class P, class Out>
-void finish_call(ModuleCall& call, std::vector<NodeId> nodes, Out& out) {
+void finish_call(ModuleCall& call, std::span<const NodeId> nodes, Out& out) {
   if constexpr (record::captures_calls<P>) {
     if (call.hooked()) {
       std::vector<at::Tensor> outs = tensors_of(out);
-      call.finish(std::move(nodes), outs);
+      call.finish(nodes, outs);
       std::size_t i = 0;
       auto write_back = [&](auto& leaf) {
         using L = std::remove_cvref_t<decltype(leaf)>;
@@ -110,7 +110,7 @@ void finish_call(ModuleCall& call, std::vector<NodeId> nodes, Out& out) {
       return;
     }
   }
-  call.finish(std::move(nodes));
+  call.finish(nodes);
 }
 
 /// Records one call of leaf module `m`: `run()` does the libtorch forward on plain tensors.
@@ -119,9 +119,10 @@ void finish_call(ModuleCall& call, std::vector<NodeId> nodes, Out& out) {
 /// are recorded: they belong to the caller.
 template <class P, class Run, class... A>
 auto call_leaf(Session& s, const torch::nn::Module& m, Run run, const A&... args) {
-  std::vector<NodeId> ins;
-  (collect_tree<P>(s, args, ins), ...);
-  ModuleCall call(s, module_id(s, m, /*leaf=*/true), ins, /*leaf=*/true);
+  const ModuleId module = module_id(s, m, /*leaf=*/true);
+  s.call_nodes.clear();
+  (collect_tree<P>(s, args, s.call_nodes), ...);
+  ModuleCall call(s, module, s.call_nodes, /*leaf=*/true);
   std::optional<LeafObserver> observer;  // ends before the call closes
   if constexpr (record::observes_ops<P>) {
     static_assert(record::observes_ops<P> && observer_usable,
@@ -148,7 +149,8 @@ auto call_leaf(Session& s, const torch::nn::Module& m, Run run, const A&... args
   }();
   if (observer) observer->finish();
   call.close();
-  std::vector<NodeId> outs;
+  std::vector<NodeId>& outs = s.call_nodes;  // the outputs' nodes, as they are recorded
+  outs.clear();
   auto one = [&](auto&& leaf) {
     using L = std::remove_cvref_t<decltype(leaf)>;
     if constexpr (std::is_same_v<L, at::Tensor>) {
@@ -161,7 +163,7 @@ auto call_leaf(Session& s, const torch::nn::Module& m, Run run, const A&... args
     }
   };
   auto wrapped = map_leaves(std::move(out), one);
-  finish_call<P>(call, std::move(outs), wrapped);
+  finish_call<P>(call, outs, wrapped);
   return wrapped;
 }
 
@@ -169,9 +171,10 @@ auto call_leaf(Session& s, const torch::nn::Module& m, Run run, const A&... args
 /// the ops and module calls inside are recorded inside the call.
 template <class P, class Run, class... A>
 auto call_composite(Session& s, const torch::nn::Module& m, Run run, const A&... args) {
-  std::vector<NodeId> ins;
-  (collect_tree<P>(s, args, ins), ...);
-  ModuleCall call(s, module_id(s, m, /*leaf=*/false), ins, /*leaf=*/false);
+  const ModuleId module = module_id(s, m, /*leaf=*/false);
+  s.call_nodes.clear();
+  (collect_tree<P>(s, args, s.call_nodes), ...);
+  ModuleCall call(s, module, s.call_nodes, /*leaf=*/false);
   auto out = [&] {
     try {
       hooks_enter<P>(call, args...);
@@ -180,7 +183,8 @@ auto call_composite(Session& s, const torch::nn::Module& m, Run run, const A&...
       call.fail();
     }
   }();
-  finish_call<P>(call, output_nodes<P>(s, out), out);
+  output_nodes<P>(s, out, s.call_nodes);
+  finish_call<P>(call, s.call_nodes, out);
   return out;
 }
 

@@ -29,9 +29,9 @@ inline void notify_enter(Session& s, NodeId call, std::span<const at::Tensor> in
 
 /// Module call `call` returned: records its output nodes, then tells the capture hooks it
 /// returned `outputs` (they may replace some of them in place; the recorded nodes stay).
-inline void record_return(Session& s, NodeId call, std::vector<NodeId> output_nodes,
+inline void record_return(Session& s, NodeId call, std::span<const NodeId> output_nodes,
                           std::span<const at::Tensor> inputs, std::span<at::Tensor> outputs) {
-  s.graph.set_call_outputs(call, std::move(output_nodes));
+  s.graph.set_call_outputs(call, output_nodes);
   for (CallHooks* h : s.hooks) h->leave(s.graph, call, inputs, outputs);
 }
 
@@ -83,9 +83,9 @@ class ModuleCall {
 
   /// The call returned: records `output_nodes`, then tells the capture hooks it returned
   /// `outputs`, which they may replace in place. A hook that throws fails the call.
-  void finish(std::vector<NodeId> output_nodes, std::span<at::Tensor> outputs = {}) {
+  void finish(std::span<const NodeId> output_nodes, std::span<at::Tensor> outputs = {}) {
     try {
-      record_return(s_, call_, std::move(output_nodes), inputs_, outputs);
+      record_return(s_, call_, output_nodes, inputs_, outputs);
     } catch (...) {
       fail();
     }

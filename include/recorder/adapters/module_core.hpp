@@ -9,12 +9,16 @@
 #include <torch/nn/module.h>
 #include <torch/nn/modules/conv.h>
 #include <torch/nn/modules/pooling.h>
+#include <torch/ordered_dict.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <iterator>
 #include <span>
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <typeinfo>
 #include <utility>
 #include <vector>
 
@@ -33,21 +37,106 @@ inline std::string join_path(const std::string& parent, const std::string& name)
   return parent.empty() ? name : parent + "." + name;
 }
 
-/// Records the paths of `m`'s direct children (one `named_children()` per module, not per call).
+/// The parameters registered directly on `m`, by name, read in place.
+///
+/// libtorch 1.13 offers them only as copies (`named_parameters(false)` and `parameters(false)`
+/// build a new `OrderedDict` or vector, with a hash index and a string per name): that was 40%
+/// of registering a `Linear`. `Module::parameters_` is protected (for `ParameterDict` and
+/// `ParameterList`), so a class derived from `Module` may form a pointer to it, and the pointer
+/// reads it in any module. Like `named_parameters(false)`, callers skip undefined tensors (a
+/// `Linear` without bias registers an undefined `bias`).
+struct ParameterReader : torch::nn::Module {
+  static const torch::OrderedDict<std::string, at::Tensor>& of(
+      const torch::nn::Module& m) noexcept {
+    return m.*(&ParameterReader::parameters_);  // a pointer to torch::nn::Module's member
+  }
+};
+inline const torch::OrderedDict<std::string, at::Tensor>& own_parameters(
+    const torch::nn::Module& m) noexcept {
+  return ParameterReader::of(m);
+}
+
+/// Reads the tree of module `root` into `s.tree` (see `Session::ModuleTree`) in one walk.
+///
+/// `Module::apply` visits every module below `root` with its qualified name, reading each
+/// module's children in place; `named_children()` and `children()` copy them instead (an
+/// `OrderedDict` with its hash index, a vector of `shared_ptr`s), which was a third of
+/// registering a module. A module object met again (registered in two places) is read once.
+inline void read_tree(Session& s, const torch::nn::Module& root) {
+  using Tree = Session::ModuleTree;
+  Tree& t = s.tree;
+  t.root = &root;
+  IdMap seen;  // parameter TensorImpls counted in the model's totals
+  struct Level {
+    const torch::nn::Module* module;
+    bool again;  // this occurrence's object (or an ancestor's) was read already
+  };
+  std::vector<Level> levels;  // the modules enclosing the one visited, root first
+  root.apply([&](const std::string& name, const torch::nn::Module& m) {
+    // Registered names contain no '.': the number of dots gives the depth.
+    const std::size_t depth =
+        name.empty() ? 0 : 1 + static_cast<std::size_t>(std::count(name.begin(), name.end(), '.'));
+    levels.resize(depth);
+    const bool parent_again = depth > 0 && levels[depth - 1].again;
+    const auto [entry, fresh] = t.modules.try_emplace(&m);
+    levels.push_back(Level{&m, parent_again || !fresh});
+    if (fresh) {
+      for (const auto& item : own_parameters(m)) {
+        const at::Tensor& p = item.value();
+        if (!p.defined()) continue;
+        const auto k = static_cast<std::uint64_t>(p.numel());
+        const bool trainable = p.requires_grad();
+        entry->own.first += k;
+        if (trainable) entry->own.second += k;
+        if (seen.insert(IdMap::key_of(p.unsafeGetTensorImpl()))) {
+          t.total_params += k;
+          if (trainable) t.trainable_params += k;
+        }
+      }
+    }
+    if (depth == 0 || parent_again) return;
+    const auto link = static_cast<std::uint32_t>(t.links.size());
+    const std::size_t dot = name.rfind('.');
+    t.links.push_back(
+        Tree::Link{&m, Tree::none, dot == std::string::npos ? name : name.substr(dot + 1)});
+    Tree::Entry* parent = t.modules.find(levels[depth - 1].module);
+    if (parent->first == Tree::none)
+      parent->first = link;
+    else
+      t.links[parent->last].next = link;
+    parent->last = link;
+  });
+}
+
+/// Calls `f(child, key)` for each child of `m`, in order, with the name `m` registered it under.
+template <class F>
+void for_each_child(const Session& s, const torch::nn::Module& m, F f) {
+  using Tree = Session::ModuleTree;
+  if (const Tree::Entry* e = s.tree.modules.find(&m)) {
+    for (std::uint32_t i = e->first; i != Tree::none; i = s.tree.links[i].next)
+      f(*static_cast<const torch::nn::Module*>(s.tree.links[i].child), s.tree.links[i].key);
+    return;
+  }
+  for (const auto& item : m.named_children()) f(*item.value(), item.key());
+}
+
+/// Records the paths of `m`'s direct children (once per module, not per call).
 inline void learn_child_paths(Session& s, const torch::nn::Module& m, const std::string& path) {
-  for (const auto& item : m.named_children())
-    s.known_paths.try_emplace(item.value().get(), join_path(path, item.key()));
+  for_each_child(s, m, [&](const torch::nn::Module& child, const std::string& key) {
+    s.known_paths.try_emplace(&child, join_path(path, key));
+  });
 }
 
 /// The path of `child`, called inside the module `parent` (at `parent_path`): learnt from its
 /// parent's children, or found among the parent's descendants (a `ModuleList` that is never
-/// called itself), or "" when the parent did not register it.
+/// called itself), or "" when the parent did not register it. A module object is registered
+/// once per session, so its learnt path is moved out.
 inline std::string find_path(Session& s, const torch::nn::Module& parent,
                              const std::string& parent_path, const torch::nn::Module* child) {
-  if (const std::string* p = s.known_paths.find(child)) return *p;
+  if (std::string* p = s.known_paths.find(child)) return std::move(*p);
   for (const auto& item : parent.named_modules("", /*include_self=*/false))
     s.known_paths.try_emplace(item.value().get(), join_path(parent_path, item.key()));
-  if (const std::string* p = s.known_paths.find(child)) return *p;
+  if (std::string* p = s.known_paths.find(child)) return std::move(*p);
   return {};
 }
 
@@ -58,70 +147,119 @@ inline std::pair<std::uint64_t, std::uint64_t> count_parameters(Session& s,
                                                                 const torch::nn::Module& m) {
   if (const auto* n = s.param_counts.find(&m)) return *n;
   std::pair<std::uint64_t, std::uint64_t> n{0, 0};
-  for (const auto& p : m.parameters(/*recurse=*/false)) {
-    const auto k = static_cast<std::uint64_t>(p.numel());
-    n.first += k;
-    if (p.requires_grad()) n.second += k;
+  if (const Session::ModuleTree::Entry* e = s.tree.modules.find(&m)) {
+    n = e->own;
+  } else {
+    for (const auto& item : own_parameters(m)) {
+      const at::Tensor& p = item.value();
+      if (!p.defined()) continue;
+      const auto k = static_cast<std::uint64_t>(p.numel());
+      n.first += k;
+      if (p.requires_grad()) n.second += k;
+    }
   }
-  for (const auto& child : m.children()) {
-    const auto c = count_parameters(s, *child);
+  for_each_child(s, m, [&](const torch::nn::Module& child, const std::string&) {
+    const auto c = count_parameters(s, child);
     n.first += c.first;
     n.second += c.second;
-  }
+  });
   s.param_counts.try_emplace(&m, n);
   return n;
 }
 
 /// Fills parameter information: own parameters by name, and the recursive counts.
 inline void describe_parameters(Session& s, const torch::nn::Module& m, ModuleInfo& info) {
-  for (const auto& p : m.named_parameters(/*recurse=*/false)) {
+  info.params.reserve(own_parameters(m).size());
+  for (const auto& item : own_parameters(m)) {
+    const at::Tensor& p = item.value();
+    if (!p.defined()) continue;
     ParamInfo pi;
-    pi.name = p.key();
-    const auto sizes = p.value().sizes();
+    pi.name = item.key();
+    const auto sizes = p.sizes();
     pi.shape.assign(sizes.begin(), sizes.end());
-    pi.numel = static_cast<std::uint64_t>(p.value().numel());
-    pi.trainable = p.value().requires_grad();
+    pi.numel = static_cast<std::uint64_t>(p.numel());
+    pi.trainable = p.requires_grad();
     info.params.push_back(std::move(pi));
   }
   std::tie(info.param_count, info.trainable_count) = count_parameters(s, m);
 }
 
+/// torchinfo's `kernel_size` and `groups` of a convolution `T`.
+template <class T>
+void conv_attributes(const torch::nn::Module& m, ModuleInfo& info) {
+  const auto& c = dynamic_cast<const T&>(m);
+  info.attributes.emplace_back("kernel_size", sizes_string(*c.options.kernel_size()));
+  info.attributes.emplace_back("groups", std::to_string(c.options.groups()));
+}
+
+/// torchinfo's `kernel_size` of a pooling `T`.
+template <class T>
+void pool_attributes(const torch::nn::Module& m, ModuleInfo& info) {
+  const auto& p = dynamic_cast<const T&>(m);
+  info.attributes.emplace_back("kernel_size", pool_kernel_string(*p.options.kernel_size()));
+}
+
+/// A module class with display attributes, and how to read them.
+struct AttributeReader {
+  bool (*is)(const torch::nn::Module&);
+  void (*read)(const torch::nn::Module&, ModuleInfo&);
+};
+
+template <class T>
+bool is_a(const torch::nn::Module& m) {
+  return dynamic_cast<const T*>(&m) != nullptr;
+}
+
+/// The classes whose attributes are shown, tried in this order (the first that `m` is wins).
+inline constexpr AttributeReader attribute_readers[] = {
+    {is_a<torch::nn::Conv1dImpl>, conv_attributes<torch::nn::Conv1dImpl>},
+    {is_a<torch::nn::Conv2dImpl>, conv_attributes<torch::nn::Conv2dImpl>},
+    {is_a<torch::nn::Conv3dImpl>, conv_attributes<torch::nn::Conv3dImpl>},
+    {is_a<torch::nn::ConvTranspose1dImpl>, conv_attributes<torch::nn::ConvTranspose1dImpl>},
+    {is_a<torch::nn::ConvTranspose2dImpl>, conv_attributes<torch::nn::ConvTranspose2dImpl>},
+    {is_a<torch::nn::ConvTranspose3dImpl>, conv_attributes<torch::nn::ConvTranspose3dImpl>},
+    {is_a<torch::nn::MaxPool1dImpl>, pool_attributes<torch::nn::MaxPool1dImpl>},
+    {is_a<torch::nn::MaxPool2dImpl>, pool_attributes<torch::nn::MaxPool2dImpl>},
+    {is_a<torch::nn::MaxPool3dImpl>, pool_attributes<torch::nn::MaxPool3dImpl>},
+    {is_a<torch::nn::AvgPool1dImpl>, pool_attributes<torch::nn::AvgPool1dImpl>},
+    {is_a<torch::nn::AvgPool2dImpl>, pool_attributes<torch::nn::AvgPool2dImpl>},
+    {is_a<torch::nn::AvgPool3dImpl>, pool_attributes<torch::nn::AvgPool3dImpl>},
+};
+inline constexpr std::uint64_t no_attributes = std::size(attribute_readers);
+
 /// Fills `info.attributes` with torchinfo's `kernel_size` and `groups` where `m` has them
-/// (convolutions and poolings).
-inline void describe_attributes(const torch::nn::Module& m, ModuleInfo& info) {
-  auto conv = [&](const auto* c) {
-    if (c == nullptr) return false;
-    info.attributes.emplace_back("kernel_size", sizes_string(*c->options.kernel_size()));
-    info.attributes.emplace_back("groups", std::to_string(c->options.groups()));
-    return true;
-  };
-  auto pool = [&](const auto* p) {
-    if (p == nullptr) return false;
-    info.attributes.emplace_back("kernel_size", pool_kernel_string(*p->options.kernel_size()));
-    return true;
-  };
-  namespace nn = torch::nn;
-  conv(dynamic_cast<const nn::Conv1dImpl*>(&m)) || conv(dynamic_cast<const nn::Conv2dImpl*>(&m)) ||
-      conv(dynamic_cast<const nn::Conv3dImpl*>(&m)) ||
-      conv(dynamic_cast<const nn::ConvTranspose1dImpl*>(&m)) ||
-      conv(dynamic_cast<const nn::ConvTranspose2dImpl*>(&m)) ||
-      conv(dynamic_cast<const nn::ConvTranspose3dImpl*>(&m)) ||
-      pool(dynamic_cast<const nn::MaxPool1dImpl*>(&m)) ||
-      pool(dynamic_cast<const nn::MaxPool2dImpl*>(&m)) ||
-      pool(dynamic_cast<const nn::MaxPool3dImpl*>(&m)) ||
-      pool(dynamic_cast<const nn::AvgPool1dImpl*>(&m)) ||
-      pool(dynamic_cast<const nn::AvgPool2dImpl*>(&m)) ||
-      pool(dynamic_cast<const nn::AvgPool3dImpl*>(&m));
+/// (convolutions and poolings). Which reader applies depends only on `m`'s dynamic type, so it
+/// is found once per type and session (twelve `dynamic_cast`s, ~3,000 instructions, were half
+/// the cost of registering a module that has none).
+inline void describe_attributes(Session& s, const torch::nn::Module& m, ModuleInfo& info) {
+  const std::uint64_t type = IdMap::key_of(&typeid(m));
+  const std::uint64_t* reader = s.module_types.find(type);
+  if (reader == nullptr) {
+    std::uint64_t i = 0;
+    while (i < no_attributes && !attribute_readers[i].is(m)) ++i;
+    reader = s.module_types.try_emplace(type, i).first;
+  }
+  if (*reader < no_attributes) attribute_readers[*reader].read(m, info);
 }
 
 /// The id of module object `m` in this session, registering it on first sight. Its path is
 /// found from the module running now (the parent) by pointer identity.
 inline ModuleId module_id(Session& s, const torch::nn::Module& m, bool leaf) {
   if (const ModuleId* id = s.modules.find(&m)) return *id;
+  const NodeId parent_call = s.parent();
+  if (!parent_call.valid() && s.tree.root == nullptr && s.modules.empty()) {
+    // The root, registered first: read its tree, and make room for every module of it.
+    read_tree(s, m);
+    const std::size_t n = s.tree.modules.size();
+    s.modules.reserve(n);
+    s.known_paths.reserve(n);
+    s.param_counts.reserve(n);
+    s.module_objects.reserve(n);
+    s.graph.reserve_modules(n);
+  }
   ModuleInfo info;
   info.class_name = class_name_of(m);
   info.leaf = leaf;
-  const NodeId parent_call = s.parent();
   if (!parent_call.valid()) {
     info.name = info.class_name;
   } else {
@@ -135,7 +273,7 @@ inline ModuleId module_id(Session& s, const torch::nn::Module& m, bool leaf) {
     info.name = dot == std::string::npos ? info.path : info.path.substr(dot + 1);
   }
   describe_parameters(s, m, info);
-  describe_attributes(m, info);
+  describe_attributes(s, m, info);
   if (!leaf) learn_child_paths(s, m, info.path);
   const ModuleId id = s.graph.add_module(std::move(info));
   s.modules.try_emplace(&m, id);

@@ -52,6 +52,13 @@ class IdMap {
   /// Adds `key` (as a set); true when it was not there.
   bool insert(std::uint64_t key) { return try_emplace(key, 0).second; }
 
+  /// Makes room for `n` keys in all, so that inserting them does not grow the table again.
+  void reserve(std::size_t n) {
+    std::size_t slots = slots_.empty() ? 16 : slots_.size();
+    while (2 * n > slots) slots *= 2;
+    if (slots > slots_.size()) rehash(slots);
+  }
+
   std::size_t size() const noexcept { return size_; }
   bool empty() const noexcept { return size_ == 0; }
 
@@ -78,9 +85,10 @@ class IdMap {
     k ^= k >> 31;
     return static_cast<std::size_t>(k) & mask_;
   }
-  void grow() {
-    std::vector<Slot> old_slots(slots_.empty() ? 16 : 2 * slots_.size());
-    std::vector<std::uint8_t> old_used(old_slots.size(), 0);
+  void grow() { rehash(slots_.empty() ? 16 : 2 * slots_.size()); }
+  void rehash(std::size_t slots) {
+    std::vector<Slot> old_slots(slots);
+    std::vector<std::uint8_t> old_used(slots, 0);
     old_slots.swap(slots_);
     old_used.swap(used_);
     mask_ = slots_.size() - 1;
@@ -130,6 +138,11 @@ class IdTable {
 
   std::size_t size() const noexcept { return values_.size(); }
   bool empty() const noexcept { return values_.empty(); }
+  /// Makes room for `n` values in all.
+  void reserve(std::size_t n) {
+    index_.reserve(n);
+    values_.reserve(n);
+  }
 
  private:
   IdMap index_;

@@ -27,7 +27,7 @@ namespace detail::trace_codec {
 inline constexpr std::string_view magic = "recorder-trace";
 inline constexpr std::uint64_t format_version = 1;
 
-inline void write_ids(ByteWriter& w, const std::vector<NodeId>& ids) {
+inline void write_ids(ByteWriter& w, NodeList ids) {
   w.u64(ids.size());
   for (const NodeId id : ids) w.number(id.value);
 }

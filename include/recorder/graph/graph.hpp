@@ -3,10 +3,12 @@
 
 #include <recorder/graph/ids.hpp>
 
+#include <algorithm>
 #include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <initializer_list>
 #include <memory>
 #include <ostream>
 #include <span>
@@ -40,6 +42,30 @@ inline std::string to_string(Shape shape) {
 }
 
 inline std::ostream& operator<<(std::ostream& os, Shape shape) { return os << to_string(shape); }
+
+/// A list of node ids, viewed where it is stored: a module call's inputs or outputs in the
+/// graph (valid until the graph next changes), or the ids passed to a function (a vector, or a
+/// braced list `{x, y}`, which lives until the call returns). Compares equal to any list of the
+/// same ids.
+struct NodeList : std::span<const NodeId> {
+  using std::span<const NodeId>::span;
+  using const_iterator = iterator;  // the elements are const already
+  constexpr NodeList() noexcept = default;
+  constexpr NodeList(std::span<const NodeId> s) noexcept  // NOLINT: implicit by design
+      : std::span<const NodeId>(s) {}
+  /// For arguments only: the list ends with the full expression.
+  constexpr NodeList(std::initializer_list<NodeId> ids) noexcept  // NOLINT: implicit by design
+      : std::span<const NodeId>(ids.begin(), ids.size()) {}
+
+  /// The `i`-th id; throws `std::out_of_range` past the end.
+  const NodeId& at(std::size_t i) const {
+    if (i >= size()) throw std::out_of_range("recorder::NodeList: index out of range");
+    return (*this)[i];
+  }
+  friend bool operator==(NodeList a, NodeList b) noexcept { return std::ranges::equal(a, b); }
+  /// A copy of the ids.
+  explicit operator std::vector<NodeId>() const { return {begin(), end()}; }
+};
 
 /// One parameter owned directly by a module (`weight`, `bias`, ...).
 struct ParamInfo {
@@ -105,12 +131,14 @@ class Graph {
     std::string_view op;  ///< op name without in-place underscore: "add", "relu", "matmul"
   };
 
+  /// One module call, as `call` reads it. The node lists view the graph's storage: valid until
+  /// the graph next changes.
   struct CallData {
     ModuleId module;
     std::uint32_t call_index = 0;   ///< 0 for the first call of this module, 1 for the next...
     std::uint32_t depth_index = 0;  ///< torchinfo's running index at this depth (1-based)
-    std::vector<NodeId> inputs;     ///< tensor nodes passed in
-    std::vector<NodeId> outputs;    ///< tensor nodes returned (empty while running or failed)
+    NodeList inputs{};              ///< tensor nodes passed in
+    NodeList outputs{};             ///< tensor nodes returned (empty while running or failed)
   };
 
   /// An empty graph. It takes the storage the last large graph destroyed on this thread left
@@ -156,6 +184,22 @@ class Graph {
     functions_.reserve(c.functions);
   }
 
+  /// The bytes this graph's own storage takes (vector capacities, and the strings its module
+  /// records own), not counting the interned-string pool it shares with its copies.
+  std::size_t memory_bytes() const noexcept {
+    std::size_t n = capacity_bytes(nodes_, edges_, tensors_, dims_, functions_, calls_, call_nodes_,
+                                   modules_, depth_counters_);
+    auto str = [](const std::string& x) {
+      return x.capacity() > std::string().capacity() ? x.capacity() + 1 : 0;
+    };
+    for (const ModuleInfo& m : modules_) {
+      n += str(m.path) + str(m.name) + str(m.class_name) + capacity_bytes(m.params, m.attributes);
+      for (const ParamInfo& p : m.params) n += str(p.name) + capacity_bytes(p.shape);
+      for (const auto& [k, v] : m.attributes) n += str(k) + str(v);
+    }
+    return n;
+  }
+
   // ---- appending -------------------------------------------------------------------
 
   /// Adds a tensor node; `dtype`, `device` and `name` must outlive the graph (use `intern`).
@@ -185,23 +229,28 @@ class Graph {
     return id;
   }
 
+  /// Makes room for `n` module objects in all.
+  void reserve_modules(std::size_t n) { modules_.reserve(n); }
+
   /// Registers a distinct module object.
   ModuleId add_module(ModuleInfo info) {
     modules_.push_back(std::move(info));
     return ModuleId{static_cast<std::uint32_t>(modules_.size() - 1)};
   }
 
-  /// Adds a node for one call of module `m`, numbering it like torchinfo.
-  NodeId add_module_call(ModuleId m, NodeId parent, std::uint16_t depth,
-                         std::vector<NodeId> inputs = {}) {
+  /// Adds a node for one call of module `m` with tensor nodes `inputs`, numbering it like
+  /// torchinfo.
+  NodeId add_module_call(ModuleId m, NodeId parent, std::uint16_t depth, NodeList inputs = {}) {
     if (m.value >= modules_.size()) throw std::out_of_range("recorder::Graph: unknown ModuleId");
     if (depth >= depth_counters_.size()) depth_counters_.resize(depth + 1u, 0);
-    CallData c;
+    CallRecord c;
     c.module = m;
-    c.call_index = modules_[m.value].calls++;
-    c.depth_index = ++depth_counters_[depth];
-    c.inputs = std::move(inputs);
-    calls_.push_back(std::move(c));
+    c.call_index = modules_[m.value].calls;
+    c.depth_index = depth_counters_[depth] + 1;
+    c.inputs = append_nodes(inputs);
+    calls_.push_back(c);
+    ++modules_[m.value].calls;
+    ++depth_counters_[depth];
     return push(NodeKind::module, parent, depth, static_cast<std::uint32_t>(calls_.size() - 1));
   }
 
@@ -211,9 +260,16 @@ class Graph {
     edges_.push_back(Edge{from, to});
   }
 
-  void set_call_outputs(NodeId call, std::vector<NodeId> outputs) {
-    call_data_mut(call).outputs = std::move(outputs);
+  void set_call_outputs(NodeId call, NodeList outputs) {
+    CallRecord& c = call_record(call);
+    if (outputs.size() <= c.outputs.size) {  // in place
+      std::copy(outputs.begin(), outputs.end(), call_nodes_.begin() + c.outputs.begin);
+      c.outputs.size = static_cast<std::uint32_t>(outputs.size());
+    } else {
+      c.outputs = append_nodes(outputs);
+    }
   }
+
   void set_failed(NodeId id, bool failed = true) { nodes_.at(id.value).failed = failed; }
   void set_inferred(NodeId call) {
     if (kind(call) != NodeKind::module)
@@ -221,7 +277,18 @@ class Graph {
     nodes_[call.value].inferred = true;
   }
   /// Adds tensor node `input` to the inputs of module call `call` (found after it opened).
-  void add_call_input(NodeId call, NodeId input) { call_data_mut(call).inputs.push_back(input); }
+  void add_call_input(NodeId call, NodeId input) {
+    CallRecord& c = call_record(call);
+    if (c.inputs.begin + c.inputs.size != call_nodes_.size()) {  // not last: move them to the end
+      const std::size_t begin = call_nodes_.size();
+      call_nodes_.reserve(begin + c.inputs.size + 1);  // no reallocation below
+      for (std::uint32_t i = 0; i < c.inputs.size; ++i)
+        call_nodes_.push_back(call_nodes_[c.inputs.begin + i]);
+      c.inputs.begin = static_cast<std::uint32_t>(begin);
+    }
+    call_nodes_.push_back(input);
+    ++c.inputs.size;
+  }
   /// Moves function or tensor node `id` into module call `parent` (an op first recorded in a
   /// call it turned out not to belong to), one level below it.
   void move_node(NodeId id, NodeId parent) {
@@ -280,14 +347,17 @@ class Graph {
       throw std::invalid_argument("recorder::Graph: not a function node");
     return functions_[n.data];
   }
-  const CallData& call(NodeId id) const {
+  CallData call(NodeId id) const {
     const Node& n = node(id);
     if (n.kind != NodeKind::module)
       throw std::invalid_argument("recorder::Graph: not a module call");
-    return calls_[n.data];
+    const CallRecord& c = calls_[n.data];
+    return CallData{c.module, c.call_index, c.depth_index, nodes_of(c.inputs), nodes_of(c.outputs)};
   }
   /// The module object behind a module call node.
-  const ModuleInfo& module_of(NodeId call_id) const { return modules_[call(call_id).module.value]; }
+  const ModuleInfo& module_of(NodeId call_id) const {
+    return modules_[call_record(call_id).module.value];
+  }
 
   /// The display name of a node: op name, module class, or tensor role.
   std::string_view label(NodeId id) const {
@@ -319,16 +389,42 @@ class Graph {
     nodes_.push_back(n);
     return NodeId{static_cast<std::uint32_t>(nodes_.size() - 1)};
   }
-  CallData& call_data_mut(NodeId id) {
+  /// A call's input or output nodes: `size` ids from `begin` in `call_nodes_`.
+  struct NodeRange {
+    std::uint32_t begin = 0;
+    std::uint32_t size = 0;
+  };
+  /// One module call as stored: its node lists live in `call_nodes_`, so a call costs no
+  /// allocation of its own.
+  struct CallRecord {
+    ModuleId module;
+    std::uint32_t call_index = 0;
+    std::uint32_t depth_index = 0;
+    NodeRange inputs;
+    NodeRange outputs;
+  };
+
+  const CallRecord& call_record(NodeId id) const {
     const Node& n = node(id);
     if (n.kind != NodeKind::module)
       throw std::invalid_argument("recorder::Graph: not a module call");
     return calls_[n.data];
   }
+  CallRecord& call_record(NodeId id) {
+    return const_cast<CallRecord&>(std::as_const(*this).call_record(id));
+  }
+  NodeRange append_nodes(NodeList ids) {
+    const NodeRange r{static_cast<std::uint32_t>(call_nodes_.size()),
+                      static_cast<std::uint32_t>(ids.size())};
+    call_nodes_.insert(call_nodes_.end(), ids.begin(), ids.end());
+    return r;
+  }
+  NodeList nodes_of(NodeRange r) const noexcept { return {call_nodes_.data() + r.begin, r.size}; }
 
   static_assert(std::is_trivially_destructible_v<Node> && std::is_trivially_destructible_v<Edge> &&
                     std::is_trivially_destructible_v<TensorData> &&
-                    std::is_trivially_destructible_v<FunctionData>,
+                    std::is_trivially_destructible_v<FunctionData> &&
+                    std::is_trivially_destructible_v<CallRecord>,
                 "recorder::Graph: cached storage is cleared in O(1): its elements must be "
                 "trivially destructible");
 
@@ -339,8 +435,10 @@ class Graph {
     std::vector<TensorData> tensors;
     std::vector<std::int64_t> dims;
     std::vector<FunctionData> functions;
+    std::vector<CallRecord> calls;
+    std::vector<NodeId> call_nodes;
     std::size_t bytes() const noexcept {
-      return capacity_bytes(nodes, edges, tensors, dims, functions);
+      return capacity_bytes(nodes, edges, tensors, dims, functions, calls, call_nodes);
     }
   };
 
@@ -371,23 +469,30 @@ class Graph {
     tensors_.swap(c->tensors);
     dims_.swap(c->dims);
     functions_.swap(c->functions);
+    calls_.swap(c->calls);
+    call_nodes_.swap(c->call_nodes);
   }
 
   void cache_storage() noexcept {
     Storage* c = thread_cache();
     if (c == nullptr) return;
-    const std::size_t mine = capacity_bytes(nodes_, edges_, tensors_, dims_, functions_);
+    const std::size_t mine =
+        capacity_bytes(nodes_, edges_, tensors_, dims_, functions_, calls_, call_nodes_);
     if (mine > thread_cache_limit || mine <= c->bytes()) return;
     nodes_.clear();
     edges_.clear();
     tensors_.clear();
     dims_.clear();
     functions_.clear();
+    calls_.clear();
+    call_nodes_.clear();
     nodes_.swap(c->nodes);
     edges_.swap(c->edges);
     tensors_.swap(c->tensors);
     dims_.swap(c->dims);
     functions_.swap(c->functions);
+    calls_.swap(c->calls);
+    call_nodes_.swap(c->call_nodes);
   }
 
   std::vector<Node> nodes_;
@@ -395,7 +500,8 @@ class Graph {
   std::vector<TensorData> tensors_;
   std::vector<std::int64_t> dims_;
   std::vector<FunctionData> functions_;
-  std::vector<CallData> calls_;
+  std::vector<CallRecord> calls_;
+  std::vector<NodeId> call_nodes_;  ///< every call's input and output nodes
   std::vector<ModuleInfo> modules_;
   std::vector<std::uint32_t> depth_counters_;
   std::shared_ptr<std::deque<std::string>> strings_;

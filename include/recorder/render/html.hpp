@@ -44,7 +44,7 @@ inline void append_script_json_string(std::string& out, std::string_view s) {
 }
 
 /// Appends `[a, b, ...]` (node ids).
-inline void append_id_list(std::string& out, const std::vector<NodeId>& ids) {
+inline void append_id_list(std::string& out, NodeList ids) {
   out += '[';
   for (std::size_t i = 0; i < ids.size(); ++i) {
     if (i > 0) out += ',';

@@ -81,7 +81,7 @@ class JsonWriter {
     append_dims(out_, values);
   }
   /// Writes a list of node ids on one line: `[0, 4]`.
-  void inline_ids(const std::vector<NodeId>& ids) {
+  void inline_ids(NodeList ids) {
     std::vector<std::uint32_t> values;
     values.reserve(ids.size());
     for (NodeId id : ids) values.push_back(id.value);
@@ -238,7 +238,7 @@ inline void write_json(const Trace& trace, std::string& out) {
 }
 
 /// Writes the shapes of `tensors` as a list of number lists: `[[1, 64], [1, 64]]`.
-inline void json_shapes(JsonWriter& w, const Graph& g, const std::vector<NodeId>& tensors) {
+inline void json_shapes(JsonWriter& w, const Graph& g, NodeList tensors) {
   std::string text = "[";
   for (std::size_t i = 0; i < tensors.size(); ++i) {
     if (i > 0) text += ", ";

@@ -135,7 +135,7 @@ inline std::string shape_repr(Shape shape) {
 
 /// Appends the shapes of `tensors` in `style`, equal ones merged in order of first appearance
 /// as torchview does: `2 x (1, 64), (1, 32)`; `-` when there are none.
-inline void append_shapes(std::string& out, const Graph& g, const std::vector<NodeId>& tensors,
+inline void append_shapes(std::string& out, const Graph& g, NodeList tensors,
                           ShapeStyle style = ShapeStyle::tuple) {
   if (tensors.empty()) {
     out += '-';
@@ -167,7 +167,7 @@ inline void append_shapes(std::string& out, const Graph& g, const std::vector<No
 }
 
 /// The shapes of `tensors` as `append_shapes` writes them.
-inline std::string shapes_repr(const Graph& g, const std::vector<NodeId>& tensors,
+inline std::string shapes_repr(const Graph& g, NodeList tensors,
                                ShapeStyle style = ShapeStyle::tuple) {
   std::string out;
   append_shapes(out, g, tensors, style);

@@ -147,8 +147,7 @@ struct Call {
 
 /// A shape cell: `--` for none; the first shape, or with `all` every one, equal ones merged
 /// (`[1, 100, 512], 2 x [2, 100, 512]`).
-inline std::string shape_or_dashes(const Graph& g, const std::vector<NodeId>& ids,
-                                   bool all = false) {
+inline std::string shape_or_dashes(const Graph& g, NodeList ids, bool all = false) {
   if (ids.empty()) return "--";
   if (!all) return to_string(g.shape(ids.front()));
   return shapes_repr(g, ids, ShapeStyle::list);

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -398,8 +399,8 @@ inline VisibleGraph visible_graph_within(const Graph& g, const RenderOptions& op
   for (VisibleNode& v : vg.nodes) {
     if (v.kind != NodeKind::module) continue;
     const Graph::CallData& c = g.call(v.node);
-    if (!c.inputs.empty()) v.inputs = c.inputs;
-    if (!c.outputs.empty()) v.outputs = c.outputs;
+    if (!c.inputs.empty()) v.inputs.assign(c.inputs.begin(), c.inputs.end());
+    if (!c.outputs.empty()) v.outputs.assign(c.outputs.begin(), c.outputs.end());
   }
 
   if (options.expand_nested) {

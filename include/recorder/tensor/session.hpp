@@ -12,6 +12,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <limits>
 #include <exception>
 #include <memory>
 #include <optional>
@@ -131,9 +132,37 @@ class Session {
   IdTable<std::string> known_paths;
   /// Parameter counts of module objects (recursive; all, trainable), computed once each.
   IdTable<std::pair<std::uint64_t, std::uint64_t>> param_counts;
+  /// The root module's tree, read in one walk when the root module is registered
+  /// (`adapters/module_core.hpp`): each module object's children, in order, with the names it
+  /// registered them under, and its own parameter counts; and the model's parameters, each
+  /// tensor once. Registering a module of the tree then copies no list of children.
+  struct ModuleTree {
+    static constexpr std::uint32_t none = std::numeric_limits<std::uint32_t>::max();
+    struct Link {
+      const void* child = nullptr;
+      std::uint32_t next = none;  ///< the parent's next link
+      std::string key{};          ///< the name the parent registered the child under
+    };
+    struct Entry {
+      std::uint32_t first = none;  ///< its first and last link to a child
+      std::uint32_t last = none;
+      std::pair<std::uint64_t, std::uint64_t> own{0, 0};  ///< its own parameters (all, trainable)
+    };
+    const void* root = nullptr;  ///< null until read
+    std::vector<Link> links;
+    IdTable<Entry> modules;              ///< every module object of the tree
+    std::uint64_t total_params = 0;      ///< the model's parameters, each tensor once
+    std::uint64_t trainable_params = 0;  ///< the part that requires grad
+  } tree;
+  /// Module types (`std::type_info` addresses) -> which display attributes they have
+  /// (`adapters/module_core.hpp`), found once per type.
+  IdMap module_types;
   /// Parameter operands by TensorImpl; the tensor is kept so its address is not reused.
   IdTable<std::pair<at::Tensor, NodeId>> parameters;
   std::vector<NodeId> scratch;  ///< reused input list of the op being recorded
+  /// Reused node list of the module call being opened (its inputs) or returning (its outputs):
+  /// the graph copies it before the forward runs or before the call returns.
+  std::vector<NodeId> call_nodes;
   std::optional<Failure> failure;
   std::vector<CallHooks*> hooks;  ///< capture policies of this forward
   OpClock* op_clock = nullptr;    ///< the hooks' op clock, if one times ops
@@ -252,8 +281,7 @@ inline NodeId record_output(Session& s, NodeId producer, const at::Tensor& t) {
 /// Opens a call of module `m` consuming `inputs` (a leaf also gets edges input -> call).
 inline NodeId enter_call(Session& s, ModuleId m, std::span<const NodeId> inputs, bool leaf) {
   const std::uint16_t depth = s.stack.empty() ? std::uint16_t{0} : s.depth();
-  const NodeId call = s.graph.add_module_call(m, s.parent(), depth,
-                                              std::vector<NodeId>(inputs.begin(), inputs.end()));
+  const NodeId call = s.graph.add_module_call(m, s.parent(), depth, inputs);
   if (leaf)
     for (NodeId in : inputs) s.graph.add_edge(in, call);
   s.stack.push_back(call);

@@ -108,16 +108,16 @@ void collect_tree(Session& s, const auto& arg, std::vector<NodeId>& out) {
   for_each_leaf(arg, visit);
 }
 
+/// Sets `nodes` to the nodes of the traced tensors in `out` recorded in `s`.
 template <class P>
-std::vector<NodeId> output_nodes(const Session& s, const auto& out) {
-  std::vector<NodeId> nodes;
+void output_nodes(const Session& s, const auto& out, std::vector<NodeId>& nodes) {
+  nodes.clear();
   auto visit = [&](const auto& leaf) {
     using L = std::remove_cvref_t<decltype(leaf)>;
     if constexpr (std::is_same_v<L, RecorderTensor<P>>)
       if (s.owns(Access::ref(leaf))) nodes.push_back(leaf.node());
   };
   for_each_leaf(out, visit);
-  return nodes;
 }
 
 /// Wraps every tensor of a plain result as an unrecorded `RecorderTensor<P>`.
