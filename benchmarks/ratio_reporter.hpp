@@ -35,6 +35,8 @@ class SummaryReporter : public benchmark::ConsoleReporter {
         if (r.aggregate_name == "median") median_[name] = t;
       } else {
         single_[name] = t;
+        auto& c = counters_[name];
+        for (const auto& [key, counter] : r.counters) c[key] = counter.value;
       }
     }
     ConsoleReporter::ReportRuns(runs);
@@ -47,9 +49,16 @@ class SummaryReporter : public benchmark::ConsoleReporter {
     return std::nullopt;
   }
 
+  /// The user counters of benchmark `name`'s last (non-aggregate) run; empty when none.
+  std::map<std::string, double> counters(const std::string& name) const {
+    if (auto it = counters_.find(name); it != counters_.end()) return it->second;
+    return {};
+  }
+
  private:
   std::map<std::string, Times> median_;
   std::map<std::string, Times> single_;
+  std::map<std::string, std::map<std::string, double>> counters_;
 };
 
 // The summary lines give each figure twice: from CPU time (the benchmark thread's own CPU
