@@ -23,6 +23,7 @@
 #include "chain.hpp"
 #include "ratio_reporter.hpp"
 #include "templated.hpp"
+#include "turns.hpp"
 
 #include <models/mlp.hpp>
 #include <models/resnet.hpp>
@@ -40,7 +41,6 @@
 #include <cstdio>
 #include <type_traits>
 
-#include <time.h>
 #include <unistd.h>
 #include <map>
 #include <sstream>
@@ -313,46 +313,13 @@ void tiny_depths(benchmark::internal::Benchmark* b) {
 BENCHMARK(BM_StackTiny_Plain)->Apply(tiny_depths);
 BENCHMARK(BM_StackTiny_Traced)->Apply(tiny_depths);
 
-/// This thread's CPU time, in seconds.
-double thread_cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
-
-/// Plain and traced forwards of one stack taking turns, each timed with this thread's CPU clock:
-/// drift of the machine (another VM, the clock) hits both alike, so their difference per module
-/// call is steady where two separate benchmarks' differ by more than it. Counters: the plain
-/// and traced forward in us, and the recording per module call in ns (2 calls per block).
-template <class F>
-void bm_taking_turns(benchmark::State& state, F& f, double calls) {
-  torch::NoGradGuard no_grad;
-  recorder::Tracer<recorder::record::Structure> tracer;
-  double plain = 0, traced = 0;
-  for (auto _ : state) {
-    const double t0 = thread_cpu_seconds();
-    at::Tensor y = f.model->forward(f.input);
-    benchmark::DoNotOptimize(y);
-    const double t1 = thread_cpu_seconds();
-    auto r = tracer.run(f.model, f.input);
-    benchmark::DoNotOptimize(r);
-    const double t2 = thread_cpu_seconds();
-    plain += t1 - t0;
-    traced += t2 - t1;
-  }
-  const auto n = static_cast<double>(state.iterations());
-  state.counters["plain_us"] = plain / n * 1e6;
-  state.counters["traced_us"] = traced / n * 1e6;
-  state.counters["ratio"] = traced / plain;
-  state.counters["ns_per_call"] = (traced - plain) / n / calls * 1e9;
-}
 void BM_Turns(benchmark::State& s) {
   const int n = static_cast<int>(s.range(1));
   if (s.range(0) == 4)
-    bm_taking_turns(s, tiny_stack(n), 2.0 * n);
+    bench::bm_taking_turns(s, tiny_stack(n), 2.0 * n, "call");
   else
-    bm_taking_turns(s, n == kStackDepth ? fixture<make_stack_fixture>() : stack_of_depth(n),
-                    2.0 * n);
+    bench::bm_taking_turns(s, n == kStackDepth ? fixture<make_stack_fixture>() : stack_of_depth(n),
+                           2.0 * n, "call");
 }
 BENCHMARK(BM_Turns)
     ->ArgNames({"width", "blocks"})

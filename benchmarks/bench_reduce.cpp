@@ -12,7 +12,8 @@
 /// plain ATen formulations of the same steps, which the single-pass loops of
 /// `detail/reduce_loops.hpp` replace. `Moments_Traffic` moves the bytes of a Welford step (a
 /// float read, two doubles read and written per element) and does one add per double: the
-/// most a double-precision `Moments` can reach.
+/// most a double-precision `Moments` can reach. `Histogram_Increments` does only a histogram's
+/// count increments (bins precomputed): the most any `Histogram` can reach on one thread.
 /// `KeepAll` allocates a fresh tensor per update (a new copy is its point); its state is reset,
 /// untimed, every 16 updates. Torch runs with one thread.
 
@@ -32,6 +33,8 @@
 #include <benchmark/benchmark.h>
 
 #include <array>
+#include <vector>
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -125,6 +128,29 @@ void BM_Moments_Traffic(benchmark::State& state) {
   set_bytes(state, x);
 }
 
+/// A histogram's count increments alone: the 64-bin index of every element computed once,
+/// untimed, then `++counts[i % 4][bin[i]]` per element (an int32 read and an increment, spread
+/// over four 32-bit tables so that repeated bins do not wait on each other, as `Histogram`
+/// does). No histogram, whatever its arithmetic, can beat this on one thread.
+void BM_Histogram_Increments(benchmark::State& state) {
+  const at::Tensor x = input(state);
+  const float* px = x.data_ptr<float>();
+  const auto n = static_cast<std::size_t>(x.numel());
+  std::vector<std::int32_t> bins(n);
+  for (std::size_t i = 0; i < n; ++i)
+    bins[i] = static_cast<std::int32_t>(std::clamp((px[i] + 4.0f) / 8.0f * 64.0f, 0.0f, 63.0f));
+  std::array<std::array<std::uint32_t, 64>, 4> counts{};
+  for (auto _ : state) {
+    std::size_t i = 0;
+    for (; i + 4 <= n; i += 4)
+      for (std::size_t k = 0; k < 4; ++k) ++counts[k][static_cast<std::size_t>(bins[i + k])];
+    for (; i < n; ++i) ++counts[0][static_cast<std::size_t>(bins[i])];
+    benchmark::DoNotOptimize(counts.data());
+    benchmark::ClobberMemory();
+  }
+  set_bytes(state, x);
+}
+
 /// Welford with ATen ops (the fallback of `value_ops<at::Tensor>::welford_update`).
 void BM_Moments_AtenOps(benchmark::State& state) {
   const at::Tensor x = input(state);
@@ -180,6 +206,7 @@ constexpr std::array kBenchmarks = {
     std::pair{"BM_Moments_AtenOps", &BM_Moments_AtenOps},
     std::pair{"BM_Moments_Traffic", &BM_Moments_Traffic},
     std::pair{"BM_MinMax_AtenOps", &BM_MinMax_AtenOps},
+    std::pair{"BM_Histogram_Increments", &BM_Histogram_Increments},
     std::pair{"BM_Histogram_AtenOps", &BM_Histogram_AtenOps},
     std::pair{"BM_Histogram_HistcFloat", &BM_Histogram_HistcFloat},
 };

@@ -5,9 +5,9 @@
 ///                   `recorder::Sequential`, batch 8: N = 250, 500, 1,000
 ///   Transformer/L   examples/models/transformer.hpp with d_model 256, 8 heads, feed-forward
 ///                   1,024 and L = 12, 24, 48 encoder layers, on [32, 1] tokens
-/// For each, `_Plain` is `model->forward(x)` and `_Traced` is
-/// `Tracer<record::Structure>{}.run(model, x)`. After the timed loop, one more trace is made on
-/// a new thread (so the graph's thread-local storage cache lends it nothing) and its size is
+/// For each, `model->forward(x)` and `Tracer<record::Structure>{}.run(model, x)` take turns
+/// (turns.hpp: the recording time per node is their difference). One more trace is made on a
+/// new thread (so the graph's thread-local storage cache lends it nothing) and its size is
 /// reported as counters:
 ///   nodes           recorded nodes (tensors, functions, module calls)
 ///   graph_B_node    `Graph::memory_bytes()` (vector capacities and module records) per node
@@ -20,6 +20,7 @@
 /// nodes) and the bytes per node: both flat as the models grow means linear time and memory.
 
 #include "ratio_reporter.hpp"
+#include "turns.hpp"
 
 #include <models/transformer.hpp>
 
@@ -90,15 +91,6 @@ Fixture<models::TransformerEncoderModel>& transformer(int layers) {
 
 // ---- benchmark bodies -------------------------------------------------------------------------
 
-template <class F>
-void bm_plain(benchmark::State& state, F& f) {
-  torch::NoGradGuard no_grad;
-  for (auto _ : state) {
-    at::Tensor y = f.model->forward(f.input);
-    benchmark::DoNotOptimize(y);
-  }
-}
-
 /// The size of one trace of `f`, made on a new thread.
 struct TraceSize {
   std::size_t nodes = 0;
@@ -122,45 +114,33 @@ TraceSize measure_trace(F& f) {
   return size;
 }
 
+/// Plain and traced forwards taking turns (turns.hpp), then the size of one more trace.
 template <class F>
-void bm_traced(benchmark::State& state, F& f) {
-  torch::NoGradGuard no_grad;
-  recorder::Tracer<recorder::record::Structure> tracer;
-  for (auto _ : state) {
-    auto result = tracer.run(f.model, f.input);
-    benchmark::DoNotOptimize(result);
-  }
+void bm_scale(benchmark::State& state, F& f) {
   const TraceSize size = measure_trace(f);
   const auto nodes = static_cast<double>(size.nodes);
+  bench::bm_taking_turns(state, f, nodes, "node");
   state.counters["nodes"] = nodes;
   state.counters["graph_B_node"] = static_cast<double>(size.graph_bytes) / nodes;
   state.counters["heap_B_node"] = static_cast<double>(size.heap_bytes) / nodes;
 }
 
-void BM_ResMLP_Plain(benchmark::State& s) { bm_plain(s, res_mlp(static_cast<int>(s.range(0)))); }
-void BM_ResMLP_Traced(benchmark::State& s) { bm_traced(s, res_mlp(static_cast<int>(s.range(0)))); }
-void BM_Transformer_Plain(benchmark::State& s) {
-  bm_plain(s, transformer(static_cast<int>(s.range(0))));
-}
-void BM_Transformer_Traced(benchmark::State& s) {
-  bm_traced(s, transformer(static_cast<int>(s.range(0))));
-}
+void BM_ResMLP(benchmark::State& s) { bm_scale(s, res_mlp(static_cast<int>(s.range(0)))); }
+void BM_Transformer(benchmark::State& s) { bm_scale(s, transformer(static_cast<int>(s.range(0)))); }
 
 constexpr int kBlocks[] = {250, 500, 1000};
 constexpr int kLayers[] = {12, 24, 48};
 
 void blocks(benchmark::internal::Benchmark* b) {
   for (int n : kBlocks) b->Arg(n);
-  b->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(1.0);
+  b->Unit(benchmark::kMillisecond)->MinTime(2.0);
 }
 void layers(benchmark::internal::Benchmark* b) {
   for (int n : kLayers) b->Arg(n);
-  b->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(2.0);
+  b->Unit(benchmark::kMillisecond)->MinTime(4.0);
 }
-BENCHMARK(BM_ResMLP_Plain)->Apply(blocks);
-BENCHMARK(BM_ResMLP_Traced)->Apply(blocks);
-BENCHMARK(BM_Transformer_Plain)->Apply(layers);
-BENCHMARK(BM_Transformer_Traced)->Apply(layers);
+BENCHMARK(BM_ResMLP)->Apply(blocks);
+BENCHMARK(BM_Transformer)->Apply(layers);
 
 /// The trace of ResMLP/1000, made once.
 const recorder::Trace& large_trace() {
@@ -199,19 +179,15 @@ BENCHMARK(BM_Render<recorder::backend::Summary>)
     ->UseRealTime();
 
 /// Prints, for one size, the recording time and memory per recorded node.
-void per_node(const bench::SummaryReporter& rep, const std::string& label, const std::string& base,
-              int arg) {
-  const std::string suffix = "/" + std::to_string(arg);
-  const auto plain = rep.times("BM_" + base + "_Plain" + suffix);
-  const auto traced = rep.times("BM_" + base + "_Traced" + suffix);
-  const auto counters = rep.counters("BM_" + base + "_Traced" + suffix);
-  if (!plain || !traced || counters.empty()) return;
-  const double nodes = counters.at("nodes");
+void per_node(const bench::SummaryReporter& rep, const std::string& label,
+              const std::string& name) {
+  const auto c = rep.counters(name);
+  if (c.empty()) return;
   std::printf(
-      "  %-22s nodes %7.0f  traced/plain cpu %5.3f  recording %6.1f ns/node (cpu)  "
-      "graph %5.1f B/node  heap %5.1f B/node\n",
-      label.c_str(), nodes, traced->cpu / plain->cpu, (traced->cpu - plain->cpu) / nodes * 1e9,
-      counters.at("graph_B_node"), counters.at("heap_B_node"));
+      "  %-22s nodes %6.0f  plain %8.2f ms  traced %8.2f ms  traced/plain %5.3f  "
+      "recording %6.1f ns/node  graph %5.1f B/node  heap %5.1f B/node\n",
+      label.c_str(), c.at("nodes"), c.at("plain_us") / 1e3, c.at("traced_us") / 1e3, c.at("ratio"),
+      c.at("ns_per_node"), c.at("graph_B_node"), c.at("heap_B_node"));
 }
 
 }  // namespace
@@ -225,9 +201,11 @@ int main(int argc, char** argv) {
       "\nSummary (torch threads: %d; eval mode, NoGradGuard; targets: flat per node, "
       "<= 256 B/node)\n",
       at::get_num_threads());
-  for (int n : kBlocks) per_node(rep, "ResMLP " + std::to_string(n) + " blocks", "ResMLP", n);
+  for (int n : kBlocks)
+    per_node(rep, "ResMLP " + std::to_string(n) + " blocks", "BM_ResMLP/" + std::to_string(n));
   for (int n : kLayers)
-    per_node(rep, "Transformer " + std::to_string(n) + " layers", "Transformer", n);
+    per_node(rep, "Transformer " + std::to_string(n) + " layers",
+             "BM_Transformer/" + std::to_string(n));
   std::printf(" rendering the ResMLP 1,000-block trace (target <= 1 s each)\n");
   bench::print_time(rep, "DOT", "BM_Render/Dot");
   bench::print_time(rep, "JSON", "BM_Render/Json");
