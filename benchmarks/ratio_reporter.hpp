@@ -32,11 +32,13 @@ class SummaryReporter : public benchmark::ConsoleReporter {
       std::string name = r.run_name.function_name;
       if (!r.run_name.args.empty()) name += "/" + r.run_name.args;
       if (r.run_type == Run::RT_Aggregate) {
-        if (r.aggregate_name == "median") median_[name] = t;
+        if (r.aggregate_name == "median") {
+          median_[name] = t;
+          for (const auto& [key, counter] : r.counters) median_counters_[name][key] = counter.value;
+        }
       } else {
         single_[name] = t;
-        auto& c = counters_[name];
-        for (const auto& [key, counter] : r.counters) c[key] = counter.value;
+        for (const auto& [key, counter] : r.counters) counters_[name][key] = counter.value;
       }
     }
     ConsoleReporter::ReportRuns(runs);
@@ -49,8 +51,10 @@ class SummaryReporter : public benchmark::ConsoleReporter {
     return std::nullopt;
   }
 
-  /// The user counters of benchmark `name`'s last (non-aggregate) run; empty when none.
+  /// The user counters of benchmark `name`: the medians over its repetitions, else its last
+  /// run's; empty when none.
   std::map<std::string, double> counters(const std::string& name) const {
+    if (auto it = median_counters_.find(name); it != median_counters_.end()) return it->second;
     if (auto it = counters_.find(name); it != counters_.end()) return it->second;
     return {};
   }
@@ -59,6 +63,7 @@ class SummaryReporter : public benchmark::ConsoleReporter {
   std::map<std::string, Times> median_;
   std::map<std::string, Times> single_;
   std::map<std::string, std::map<std::string, double>> counters_;
+  std::map<std::string, std::map<std::string, double>> median_counters_;
 };
 
 // The summary lines give each figure twice: from CPU time (the benchmark thread's own CPU
