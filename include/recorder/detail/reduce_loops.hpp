@@ -71,25 +71,22 @@ void welford_portable(double* __restrict mean, double* __restrict m2, const S* _
 }
 
 #if RECORDER_LOOPS_X86
-RECORDER_LOOPS_AVX2 inline void welford_avx2(double* mean, double* m2, const float* x,
-                                             std::size_t n, double inv_count) {
-  std::size_t i = 0;
-  for (; i + 4 <= n; i += 4) {
-    const f64x4 v = __builtin_convertvector(load<f32x4>(x + i), f64x4);
-    const f64x4 mu = load<f64x4>(mean + i);
-    const f64x4 delta = v - mu;
-    const f64x4 m = mu + delta * inv_count;
-    store(mean + i, m);
-    store(m2 + i, load<f64x4>(m2 + i) + delta * (v - m));
-  }
-  welford_portable(mean + i, m2 + i, x + i, n - i, inv_count);
+/// Four elements of `x` from `p` as doubles.
+template <class S>
+RECORDER_LOOPS_AVX2 inline f64x4 load_wide(const S* p) {
+  if constexpr (sizeof(S) == sizeof(float))
+    return __builtin_convertvector(load<f32x4>(p), f64x4);
+  else
+    return load<f64x4>(p);
 }
 
-RECORDER_LOOPS_AVX2 inline void welford_avx2(double* mean, double* m2, const double* x,
-                                             std::size_t n, double inv_count) {
+/// `welford_portable`, four doubles per step (`S`: float or double).
+template <class S>
+RECORDER_LOOPS_AVX2 inline void welford_avx2(double* mean, double* m2, const S* x, std::size_t n,
+                                             double inv_count) {
   std::size_t i = 0;
   for (; i + 4 <= n; i += 4) {
-    const f64x4 v = load<f64x4>(x + i);
+    const f64x4 v = load_wide(x + i);
     const f64x4 mu = load<f64x4>(mean + i);
     const f64x4 delta = v - mu;
     const f64x4 m = mu + delta * inv_count;
