@@ -309,14 +309,19 @@ class FuzzNetImpl : public torch::nn::Module {
         return leaf_as<nn::BatchNorm1d>(c)(x);
       case Leaf::lstm: {
         auto out = leaf_as<nn::LSTM>(c)(sequence(x));  // (output, (h, c))
-        return rows(std::get<0>(out)) + std::get<1>(std::get<1>(out)).reshape({1, kFeatures});
+        // One statement per reshape: C++ leaves the order of an operator's operands unspecified
+        // (GCC runs the right one first), and fuzz_script compares this order with Python's.
+        T output = rows(std::get<0>(out));
+        return output + std::get<1>(std::get<1>(out)).reshape({1, kFeatures});
       }
       case Leaf::gru: {
         auto out = leaf_as<nn::GRU>(c)(sequence(x));  // (output, h)
-        return rows(std::get<0>(out)) * std::get<1>(out).reshape({1, kFeatures});
+        T output = rows(std::get<0>(out));
+        return output * std::get<1>(out).reshape({1, kFeatures});
       }
       case Leaf::attention: {
-        auto out = leaf_as<nn::MultiheadAttention>(c)(sequence(x), sequence(y), sequence(y));
+        T query = sequence(x), key = sequence(y), value = sequence(y);  // in this order
+        auto out = leaf_as<nn::MultiheadAttention>(c)(query, key, value);
         return rows(std::get<0>(out));
       }
       case Leaf::embedding: {
