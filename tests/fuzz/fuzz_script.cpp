@@ -1,0 +1,366 @@
+/// fuzz_script: the TorchScript leg of the differential fuzzer. Writes each seed's model as
+/// Python (tests/fuzz/python.hpp), scripts a batch of them in one python3 process
+/// (`torch.jit.script(...).save`), loads each with `recorder::load_model` and traces it with the
+/// TorchScript front end, checking the trace against the accounts of tests/fuzz/accounts.hpp:
+///
+/// (1) outputs:   the traced outputs equal the plain `module.forward`'s, bit for bit;
+/// (2) aten ops:  the function nodes equal, in order, the outermost aten ops an
+///     `at::RecordFunction` observer sees during the traced forward (`AtenLog`, the same name
+///     mapping; TorchScript dispatches `x.contiguous()` even on a contiguous `x`, so it is an
+///     event and a node here, and the models call it on either);
+/// (3) calls:     the module calls equal `ExpectedCalls` of the spec (the Python classes are
+///     `FuzzNet_<k>`, compared as `FuzzNet`);
+/// (4) renders:   every backend accepts the trace, every call resolves back from its address;
+/// (5) templated: the ops of the nets (outside libtorch's leaf modules), names and shapes in
+///     order, equal the templated `FuzzNet`'s of the same spec, after the mapping of
+///     `script_as_templated` (documented there).
+///
+///   fuzz_script --seeds N [--start S] [--batch B] [--verbose] [--keep DIR]
+///
+/// Ends with the line "N passed, F failed, K not scriptable"; exits 0 when nothing failed.
+
+#include "accounts.hpp"
+#include "net.hpp"
+#include "python.hpp"
+#include "spec.hpp"
+
+#include <recorder/recorder.hpp>
+#include <recorder/script.hpp>
+
+#include <torch/torch.h>
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#ifndef RECORDER_PYTHON3
+#define RECORDER_PYTHON3 "/usr/bin/python3"
+#endif
+
+namespace {
+
+namespace fs = std::filesystem;
+
+/// Scripts the models `seed_<s>.py` of a folder: `seed_<s>.pt`, or `seed_<s>.err` with the
+/// Python traceback when scripting fails.
+constexpr const char* kDriver = R"(import importlib.util, os, sys, traceback
+import torch
+torch.set_num_threads(1)
+folder = sys.argv[1]
+for seed in sys.argv[2:]:
+    base = os.path.join(folder, "seed_" + seed)
+    try:
+        spec = importlib.util.spec_from_file_location("fuzz_seed_" + seed, base + ".py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module  # TorchScript reads the classes' source through it
+        spec.loader.exec_module(module)
+        torch.manual_seed(int(seed))
+        torch.jit.script(module.make().eval()).save(base + ".pt")
+    except Exception:
+        with open(base + ".err", "w") as f:
+            f.write(traceback.format_exc())
+)";
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void flatten_ivalue(const c10::IValue& v, std::vector<at::Tensor>& out) {
+  if (v.isTensor()) {
+    out.push_back(v.toTensor());
+  } else if (v.isTuple()) {
+    for (const c10::IValue& e : v.toTupleRef().elements()) flatten_ivalue(e, out);
+  }
+}
+
+/// "FuzzNet_12" -> "FuzzNet": each net of the Python model is a class of its own.
+std::string net_class(const std::string& name) {
+  const std::string_view prefix = "FuzzNet_";
+  if (name.rfind(prefix, 0) != 0 || name.size() == prefix.size()) return name;
+  for (std::size_t i = prefix.size(); i < name.size(); ++i)
+    if (name[i] < '0' || name[i] > '9') return name;
+  return "FuzzNet";
+}
+
+void compare_script_calls(const recorder::Graph& g, const fuzz::ModelSpec& m, fuzz::Problems& p) {
+  const auto expected = fuzz::ExpectedCalls{}.of(m);
+  std::vector<std::string> recorded;
+  for (recorder::NodeId c : recorder::views::module_calls(g)) {
+    if (g.node(c).inferred) continue;
+    const auto& module = g.module_of(c);
+    recorded.push_back(std::to_string(g.node(c).depth) + ' ' +
+                       (module.path.empty() ? std::string("<root>") : module.path) + ' ' +
+                       net_class(module.class_name) + " #" + std::to_string(g.call(c).call_index));
+  }
+  if (recorded != expected) p.add("calls", fuzz::first_difference(recorded, expected));
+}
+
+/// The observer's events of a TorchScript forward as `AtenLog` would log them if it could tell
+/// what every op returns: TorchScript runs `x.is_contiguous()` (the helper `contiguous`) as an
+/// interpreter operator whose `at::RecordFunction` event has no operator schema, so `AtenLog`
+/// keeps it as if it returned tensors; it returns a bool (no tensor, no shape logged), and the
+/// recorder, which records ops with a tensor result, rightly records none.
+std::vector<fuzz::AtenLog::Event> script_events(const std::vector<fuzz::AtenLog::Event>& events) {
+  std::vector<fuzz::AtenLog::Event> out;
+  for (const auto& e : events)
+    if (!((e.name == "aten::is_contiguous" || e.name == "is_contiguous") && e.shapes.empty()))
+      out.push_back(e);
+  return out;
+}
+
+/// The function nodes recorded directly in nets (not in libtorch's leaf modules), "name shapes".
+std::vector<std::string> net_ops(const recorder::Graph& g) {
+  const auto all = fuzz::recorded_functions(g);
+  std::vector<std::string> out;
+  std::size_t k = 0;
+  for (std::uint32_t i = 0; i < g.size(); ++i) {
+    const recorder::NodeId id{i};
+    if (g.kind(id) != recorder::NodeKind::function) continue;
+    const recorder::NodeId parent = g.node(id).parent;
+    if (parent.valid() && net_class(g.module_of(parent).class_name) == "FuzzNet")
+      out.push_back(all[k]);
+    ++k;
+  }
+  return out;
+}
+
+/// The script trace's net ops as the templated trace records them:
+/// - `torch.rsub(x, 1.0)` (written for `1.0 - x`) is `rsub`; the templated net's `1.0 - x` is
+///   recorded as `sub` (libtorch's `empty_like`, `fill_`, `sub_`);
+/// - `2.0 / x` is compiled by TorchScript to `reciprocal` and `mul`; the templated net records
+///   `div` (libtorch's `empty_like`, `fill_`, `div_`). No other op of the catalogue runs
+///   `reciprocal`, so the pair is unambiguous;
+/// - TorchScript dispatches `contiguous()` where the Python wrote it; the helper `contiguous`
+///   calls it, as the templated net does, only on a tensor that is not contiguous.
+std::vector<std::string> script_as_templated(const std::vector<std::string>& ops) {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    if (ops[i].rfind("rsub ", 0) == 0) {
+      out.push_back("sub" + ops[i].substr(4));
+    } else if (ops[i].rfind("reciprocal ", 0) == 0 && i + 1 < ops.size() &&
+               ops[i + 1].rfind("mul ", 0) == 0) {
+      out.push_back("div" + ops[i + 1].substr(3));
+      ++i;
+    } else {
+      out.push_back(ops[i]);
+    }
+  }
+  return out;
+}
+
+/// The templated `FuzzNet` of `spec`, traced: its net ops.
+std::vector<std::string> templated_net_ops(const fuzz::ModelSpec& spec) {
+  torch::manual_seed(static_cast<std::uint64_t>(spec.seed));
+  fuzz::FuzzNet net(spec.root);
+  net->eval();
+  const at::Tensor x = torch::randn({fuzz::kRows, fuzz::kFeatures});
+  const at::Tensor y = torch::randn({fuzz::kRows, fuzz::kFeatures});
+  recorder::Tracer<recorder::record::AtenOps> tracer(
+      recorder::TraceOptions{.mode = recorder::TrainMode::eval, .no_grad = true});
+  if (spec.pair_root) return net_ops(recorder::Trace(tracer.run(net, x, y)).graph);
+  return net_ops(recorder::Trace(tracer.run(net, x)).graph);
+}
+
+struct Checked {
+  std::size_t nodes = 0, ops = 0, calls = 0, outputs = 0;
+};
+
+/// Every account on the scripted model in `file` of `spec`.
+fuzz::Problems check(const fuzz::ModelSpec& spec, const fs::path& file, Checked* checked) {
+  fuzz::Problems problems;
+  try {
+    torch::jit::Module m = recorder::load_model(file);
+    m.eval();
+    torch::manual_seed(static_cast<std::uint64_t>(spec.seed));
+    const at::Tensor x = torch::randn({fuzz::kRows, fuzz::kFeatures});
+    const at::Tensor y = torch::randn({fuzz::kRows, fuzz::kFeatures});
+    auto inputs = [&] {
+      std::vector<c10::IValue> in{x.clone()};
+      if (spec.pair_root) in.emplace_back(y.clone());
+      return in;
+    };
+
+    std::vector<at::Tensor> plain, traced;
+    {
+      torch::NoGradGuard no_grad;
+      flatten_ivalue(m.forward(inputs()), plain);
+    }
+
+    recorder::Tracer<recorder::record::AtenOps> tracer(
+        recorder::TraceOptions{.mode = recorder::TrainMode::eval, .no_grad = true});
+    // The first trace instruments a copy of the model (cloning it dispatches ops of its own):
+    // the observer watches the second, which reuses the copy.
+    auto run = [&](auto&&... in) { return tracer.run(m, in...); };
+    auto call = [&](std::vector<c10::IValue> in) {
+      return spec.pair_root ? run(in[0].toTensor(), in[1].toTensor()) : run(in[0].toTensor());
+    };
+    (void)call(inputs());
+    fuzz::AtenLog log;
+    auto in = inputs();
+    log.active = true;
+    auto t = call(std::move(in));
+    log.active = false;
+    flatten_ivalue(t.output, traced);
+    const recorder::Trace trace(std::move(t));
+
+    fuzz::compare_outputs(plain, traced, problems);
+    fuzz::compare_ops(trace.graph, script_events(log.ops), problems);
+    compare_script_calls(trace.graph, spec, problems);
+    fuzz::check_addresses(trace.graph, problems);
+    fuzz::check_renders(trace, false, problems);
+
+    const auto script = script_as_templated(net_ops(trace.graph));
+    const auto templated = templated_net_ops(spec);
+    if (script != templated) problems.add("templated", fuzz::first_difference(script, templated));
+
+    if (checked != nullptr)
+      *checked = {trace.graph.size(), log.ops.size(), fuzz::ExpectedCalls{}.of(spec).size(),
+                  traced.size()};
+  } catch (const std::exception& e) {
+    problems.add("threw", e.what());
+  }
+  return problems;
+}
+
+int usage(const char* argv0) {
+  std::cerr << "usage: " << argv0
+            << " --seeds N [--start S] [--batch B] [--verbose] [--keep DIR]\n";
+  return 2;
+}
+
+bool parse_count(std::string_view text, std::uint64_t& out) {
+  if (text.empty()) return false;
+  std::uint64_t v = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9' || v > (UINT64_MAX - 9) / 10) return false;
+    v = v * 10 + static_cast<std::uint64_t>(c - '0');
+  }
+  out = v;
+  return true;
+}
+
+void print_indented(const std::string& text) {
+  for (std::size_t b = 0, e; b < text.size(); b = e + 1) {
+    e = text.find('\n', b);
+    if (e == std::string::npos) e = text.size();
+    std::cout << "    " << text.substr(b, e - b) << '\n';
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::uint64_t seeds = 0, start = 1, batch = 100;
+  bool have_seeds = false, verbose = false;
+  std::string keep;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    const bool has_value = i + 1 < argc;
+    if (a == "--seeds" && has_value && parse_count(argv[i + 1], seeds)) {
+      have_seeds = true;
+      ++i;
+    } else if (a == "--start" && has_value && parse_count(argv[i + 1], start)) {
+      ++i;
+    } else if (a == "--batch" && has_value && parse_count(argv[i + 1], batch) && batch > 0) {
+      ++i;
+    } else if (a == "--keep" && has_value) {
+      keep = argv[++i];
+    } else if (a == "--verbose") {
+      verbose = true;
+    } else {
+      std::cerr << "fuzz_script: unknown or malformed argument '" << a << "'\n";
+      return usage(argv[0]);
+    }
+  }
+  if (!have_seeds) return usage(argv[0]);
+
+  // Without python3 and its torch there is nothing to check: that is a failure, never a pass.
+  const std::string python = RECORDER_PYTHON3;
+  if (std::system((python + " -c 'import torch' > /dev/null 2>&1").c_str()) != 0) {
+    std::cout << "fuzz_script: " << python
+              << " cannot import torch: install python3-torch (scripts/lib.sh does)\n"
+              << "0 passed, " << seeds << " failed, 0 not scriptable\n";
+    return 1;
+  }
+  const fs::path folder =
+      keep.empty() ? fs::temp_directory_path() / ("fuzz_script." + std::to_string(::getpid()))
+                   : fs::path(keep);
+  fs::create_directories(folder);
+  std::ofstream(folder / "driver.py") << kDriver;
+
+  at::set_num_threads(1);
+  std::uint64_t passed = 0, failed = 0, unscriptable = 0;
+  const auto began = std::chrono::steady_clock::now();
+  for (std::uint64_t first = start; first < start + seeds; first += batch) {
+    const std::uint64_t end = std::min(first + batch, start + seeds);
+    std::string command = python + " " + (folder / "driver.py").string() + " " + folder.string();
+    std::vector<std::uint64_t> scriptable;
+    for (std::uint64_t seed = first; seed < end; ++seed) {
+      const auto source = fuzz::python_source(fuzz::generate(seed));
+      if (!source) {
+        ++unscriptable;
+        continue;
+      }
+      std::ofstream(folder / ("seed_" + std::to_string(seed) + ".py")) << *source;
+      scriptable.push_back(seed);
+      command += " " + std::to_string(seed);
+    }
+    if (!scriptable.empty() && std::system(command.c_str()) != 0) {
+      std::cout << "fuzz_script: the python3 driver failed: " << command << '\n';
+      return 1;
+    }
+    for (std::uint64_t seed : scriptable) {
+      const fuzz::ModelSpec spec = fuzz::generate(seed);
+      const fs::path base = folder / ("seed_" + std::to_string(seed));
+      fuzz::Problems problems;
+      Checked checked;
+      fs::path pt = base;
+      pt += ".pt";
+      fs::path err = base;
+      err += ".err";
+      if (fs::exists(err))
+        problems.add("script", "torch.jit.script failed:\n" + read_text(err));
+      else
+        problems = check(spec, pt, &checked);
+      if (problems.empty()) {
+        ++passed;
+        if (verbose)
+          std::cout << "seed " << seed << ": ok (" << fuzz::size(spec.root)
+                    << " steps and children, " << checked.nodes << " nodes, " << checked.ops
+                    << " aten ops, " << checked.calls << " module calls, " << checked.outputs
+                    << " outputs)\n";
+      } else {
+        ++failed;
+        std::cout << "seed " << seed << " FAILED:\n";
+        for (const auto& p : problems.items) std::cout << "  " << p << '\n';
+        std::cout << "  model:\n";
+        print_indented(fuzz::listing(spec));
+        std::cout << "  python: " << base.string() << ".py\n";
+      }
+      if (keep.empty() && problems.empty()) {
+        for (const char* ext : {".py", ".pt"}) {
+          fs::path f = base;
+          f += ext;
+          fs::remove(f);
+        }
+      }
+    }
+  }
+  if (keep.empty() && failed == 0) fs::remove_all(folder);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+  std::cout << "(" << seeds << " seeds in " << static_cast<int>(seconds * 10) / 10.0 << " s)\n";
+  std::cout << passed << " passed, " << failed << " failed, " << unscriptable
+            << " not scriptable\n";
+  return failed == 0 ? 0 : 1;
+}
