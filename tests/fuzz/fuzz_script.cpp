@@ -5,15 +5,17 @@
 ///
 /// (1) outputs:   the traced outputs equal the plain `module.forward`'s, bit for bit;
 /// (2) aten ops:  the function nodes equal, in order, the outermost aten ops an
-///     `at::RecordFunction` observer sees during the traced forward (`AtenLog`, the same name
-///     mapping; TorchScript dispatches `x.contiguous()` even on a contiguous `x`, so it is an
-///     event and a node here, and the models call it on either);
+///     `at::RecordFunction` observer sees during the traced forward (`AtenLog` and its name
+///     mapping, with the `is_contiguous` events dropped: see `script_events`);
 /// (3) calls:     the module calls equal `ExpectedCalls` of the spec (the Python classes are
 ///     `FuzzNet_<k>`, compared as `FuzzNet`);
 /// (4) renders:   every backend accepts the trace, every call resolves back from its address;
 /// (5) templated: the ops of the nets (outside libtorch's leaf modules), names and shapes in
 ///     order, equal the templated `FuzzNet`'s of the same spec, after the mapping of
-///     `script_as_templated` (documented there).
+///     `script_as_templated` (documented there);
+/// (6) structure: a `record::Structure` trace has the same calls, and the ops of the `AtenOps`
+///     trace outside leaf modules (for this front end a module whose forward calls no
+///     submodule, so a net without children too).
 ///
 ///   fuzz_script --seeds N [--start S] [--batch B] [--verbose] [--keep DIR]
 ///
@@ -38,6 +40,7 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -175,8 +178,38 @@ struct Checked {
   std::size_t nodes = 0, ops = 0, calls = 0, outputs = 0;
 };
 
+/// What the seeds reached: the leaf classes called, and how many nets had both forwards.
+struct Coverage {
+  std::set<std::string> leaves;
+  std::uint64_t overloaded = 0;
+};
+
+/// The function nodes of an `AtenOps` trace that a `Structure` trace records too: those not
+/// inside a leaf (for the TorchScript front end, a module whose forward calls no submodule).
+std::vector<std::string> outside_leaves(const recorder::Graph& g) {
+  const auto all = fuzz::recorded_functions(g);
+  std::vector<std::string> out;
+  std::size_t k = 0;
+  for (std::uint32_t i = 0; i < g.size(); ++i) {
+    const recorder::NodeId id{i};
+    if (g.kind(id) != recorder::NodeKind::function) continue;
+    const recorder::NodeId parent = g.node(id).parent;
+    if (!parent.valid() || !g.module_of(parent).leaf) out.push_back(all[k]);
+    ++k;
+  }
+  return out;
+}
+
+std::vector<std::string> call_list(const recorder::Graph& g) {
+  std::vector<std::string> out;
+  for (recorder::NodeId c : recorder::views::module_calls(g))
+    out.push_back(g.module_of(c).path + '#' + std::to_string(g.call(c).call_index));
+  return out;
+}
+
 /// Every account on the scripted model in `file` of `spec`.
-fuzz::Problems check(const fuzz::ModelSpec& spec, const fs::path& file, Checked* checked) {
+fuzz::Problems check(const fuzz::ModelSpec& spec, const fs::path& file, Checked* checked,
+                     Coverage* coverage) {
   fuzz::Problems problems;
   try {
     torch::jit::Module m = recorder::load_model(file);
@@ -219,10 +252,28 @@ fuzz::Problems check(const fuzz::ModelSpec& spec, const fs::path& file, Checked*
     fuzz::check_addresses(trace.graph, problems);
     fuzz::check_renders(trace, false, problems);
 
+    // (6) structure: a Structure trace records the same calls, and the AtenOps trace's ops
+    // outside leaves.
+    const recorder::Trace structure(
+        recorder::Tracer<recorder::record::Structure>(
+            recorder::TraceOptions{.mode = recorder::TrainMode::eval, .no_grad = true})
+            .run(m, inputs()));
+    if (call_list(structure.graph) != call_list(trace.graph))
+      problems.add("structure", "calls: " + fuzz::first_difference(call_list(structure.graph),
+                                                                   call_list(trace.graph)));
+    if (fuzz::recorded_functions(structure.graph) != outside_leaves(trace.graph))
+      problems.add("structure",
+                   "ops: " + fuzz::first_difference(fuzz::recorded_functions(structure.graph),
+                                                    outside_leaves(trace.graph)));
+
     const auto script = script_as_templated(net_ops(trace.graph));
     const auto templated = templated_net_ops(spec);
     if (script != templated) problems.add("templated", fuzz::first_difference(script, templated));
 
+    if (coverage != nullptr)
+      for (recorder::NodeId c : recorder::views::module_calls(trace.graph))
+        if (net_class(trace.graph.module_of(c).class_name) != "FuzzNet")
+          coverage->leaves.insert(trace.graph.module_of(c).class_name);
     if (checked != nullptr)
       *checked = {trace.graph.size(), log.ops.size(), fuzz::ExpectedCalls{}.of(spec).size(),
                   traced.size()};
@@ -300,6 +351,7 @@ int main(int argc, char** argv) {
 
   at::set_num_threads(1);
   std::uint64_t passed = 0, failed = 0, unscriptable = 0;
+  Coverage coverage;
   const auto began = std::chrono::steady_clock::now();
   for (std::uint64_t first = start; first < start + seeds; first += batch) {
     const std::uint64_t end = std::min(first + batch, start + seeds);
@@ -312,6 +364,10 @@ int main(int argc, char** argv) {
         continue;
       }
       std::ofstream(folder / ("seed_" + std::to_string(seed) + ".py")) << *source;
+      for (std::size_t at = source->find("def forward(self, x: Tensor, y: Optional");
+           at != std::string::npos;
+           at = source->find("def forward(self, x: Tensor, y: Optional", at + 1))
+        ++coverage.overloaded;
       scriptable.push_back(seed);
       command += " " + std::to_string(seed);
     }
@@ -331,7 +387,7 @@ int main(int argc, char** argv) {
       if (fs::exists(err))
         problems.add("script", "torch.jit.script failed:\n" + read_text(err));
       else
-        problems = check(spec, pt, &checked);
+        problems = check(spec, pt, &checked, &coverage);
       if (problems.empty()) {
         ++passed;
         if (verbose)
@@ -359,6 +415,11 @@ int main(int argc, char** argv) {
   if (keep.empty() && failed == 0) fs::remove_all(folder);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+  std::cout << "classes called besides the nets: " << coverage.leaves.size() << " (";
+  for (const auto& name : coverage.leaves)
+    std::cout << (name == *coverage.leaves.begin() ? "" : " ") << name;
+  std::cout << "); nets with both forwards (TorchScript overloads): " << coverage.overloaded
+            << '\n';
   std::cout << "(" << seeds << " seeds in " << static_cast<int>(seconds * 10) / 10.0 << " s)\n";
   std::cout << passed << " passed, " << failed << " failed, " << unscriptable
             << " not scriptable\n";

@@ -16,6 +16,8 @@
 ///   (`forward__0`, `forward__1`), as `nn.LSTM` does; a net called one way has one `forward`;
 /// - `1.0 - x` is written `torch.rsub(x, 1.0)`: TorchScript compiles the operator to `neg` and
 ///   `add`; `2.0 / x` stays as written (TorchScript compiles it to `reciprocal` and `mul`);
+/// - `contiguous(t)` calls `t.contiguous()` only on a tensor that is not contiguous, as
+///   `FuzzNetImpl::contiguous` does (TorchScript would dispatch it on a contiguous one too);
 /// - `x.slice(1, a, b, 2)` is `torch.ops.aten.slice`: Python's `x[:, a:b:2]` slices dim 0 too;
 /// - every value is stored in the attribute `sink` at the end of a forward: TorchScript drops
 ///   ops whose values are unused at compile time (dead code), the C++ net runs every op.
