@@ -231,8 +231,8 @@ fuzz::Problems check(const fuzz::ModelSpec& spec, const fs::path& file, Checked*
 
     recorder::Tracer<recorder::record::AtenOps> tracer(
         recorder::TraceOptions{.mode = recorder::TrainMode::eval, .no_grad = true});
-    // The first trace instruments a copy of the model (cloning it dispatches ops of its own):
-    // the observer watches the second, which reuses the copy.
+    // The first trace instruments a copy of the model (cloning and rewriting its graphs): the
+    // observer watches the second, which reuses the copy, so it sees the forward alone.
     auto run = [&](auto&&... in) { return tracer.run(m, in...); };
     auto call = [&](std::vector<c10::IValue> in) {
       return spec.pair_root ? run(in[0].toTensor(), in[1].toTensor()) : run(in[0].toTensor());
