@@ -9,6 +9,7 @@
 /// Ends with the line "N passed, F failed"; exits 0 when nothing failed.
 
 #include "accounts.hpp"
+#include "args.hpp"
 #include "net.hpp"
 #include "spec.hpp"
 
@@ -117,17 +118,6 @@ int usage(const char* argv0) {
   return 2;
 }
 
-bool parse_count(std::string_view text, std::uint64_t& out) {
-  if (text.empty()) return false;
-  std::uint64_t v = 0;
-  for (char c : text) {
-    if (c < '0' || c > '9' || v > (UINT64_MAX - 9) / 10) return false;
-    v = v * 10 + static_cast<std::uint64_t>(c - '0');
-  }
-  out = v;
-  return true;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -136,14 +126,14 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string_view a = argv[i];
     const bool has_value = i + 1 < argc;
-    if (a == "--seeds" && has_value && parse_count(argv[i + 1], seeds)) {
+    if (a == "--seeds" && has_value && fuzz::parse_count(argv[i + 1], seeds)) {
       have_seeds = true;
       ++i;
-    } else if (a == "--start" && has_value && parse_count(argv[i + 1], start)) {
+    } else if (a == "--start" && has_value && fuzz::parse_count(argv[i + 1], start)) {
       ++i;
-    } else if (a == "--svg-every" && has_value && parse_count(argv[i + 1], svg_every)) {
+    } else if (a == "--svg-every" && has_value && fuzz::parse_count(argv[i + 1], svg_every)) {
       ++i;
-    } else if (a == "--list" && has_value && parse_count(argv[i + 1], list)) {
+    } else if (a == "--list" && has_value && fuzz::parse_count(argv[i + 1], list)) {
       have_list = true;
       ++i;
     } else if (a == "--verbose") {

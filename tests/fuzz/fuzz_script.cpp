@@ -22,6 +22,7 @@
 /// Ends with the line "N passed, F failed, K not scriptable"; exits 0 when nothing failed.
 
 #include "accounts.hpp"
+#include "args.hpp"
 #include "net.hpp"
 #include "python.hpp"
 #include "spec.hpp"
@@ -121,20 +122,27 @@ std::vector<fuzz::AtenLog::Event> script_events(const std::vector<fuzz::AtenLog:
   return out;
 }
 
-/// The function nodes recorded directly in nets (not in libtorch's leaf modules), "name shapes".
-std::vector<std::string> net_ops(const recorder::Graph& g) {
+/// The recorded function nodes, each "name shapes" (`recorded_functions`), whose module call
+/// `keep(parent)` accepts (an invalid parent: an op outside every call).
+template <class Keep>
+std::vector<std::string> functions_where(const recorder::Graph& g, Keep keep) {
   const auto all = fuzz::recorded_functions(g);
   std::vector<std::string> out;
   std::size_t k = 0;
   for (std::uint32_t i = 0; i < g.size(); ++i) {
     const recorder::NodeId id{i};
     if (g.kind(id) != recorder::NodeKind::function) continue;
-    const recorder::NodeId parent = g.node(id).parent;
-    if (parent.valid() && net_class(g.module_of(parent).class_name) == "FuzzNet")
-      out.push_back(all[k]);
+    if (keep(g.node(id).parent)) out.push_back(all[k]);
     ++k;
   }
   return out;
+}
+
+/// The function nodes recorded directly in nets (not in libtorch's leaf modules).
+std::vector<std::string> net_ops(const recorder::Graph& g) {
+  return functions_where(g, [&](recorder::NodeId parent) {
+    return parent.valid() && net_class(g.module_of(parent).class_name) == "FuzzNet";
+  });
 }
 
 /// The script trace's net ops as the templated trace records them:
@@ -187,17 +195,8 @@ struct Coverage {
 /// The function nodes of an `AtenOps` trace that a `Structure` trace records too: those not
 /// inside a leaf (for the TorchScript front end, a module whose forward calls no submodule).
 std::vector<std::string> outside_leaves(const recorder::Graph& g) {
-  const auto all = fuzz::recorded_functions(g);
-  std::vector<std::string> out;
-  std::size_t k = 0;
-  for (std::uint32_t i = 0; i < g.size(); ++i) {
-    const recorder::NodeId id{i};
-    if (g.kind(id) != recorder::NodeKind::function) continue;
-    const recorder::NodeId parent = g.node(id).parent;
-    if (!parent.valid() || !g.module_of(parent).leaf) out.push_back(all[k]);
-    ++k;
-  }
-  return out;
+  return functions_where(
+      g, [&](recorder::NodeId parent) { return !parent.valid() || !g.module_of(parent).leaf; });
 }
 
 std::vector<std::string> call_list(const recorder::Graph& g) {
@@ -289,17 +288,6 @@ int usage(const char* argv0) {
   return 2;
 }
 
-bool parse_count(std::string_view text, std::uint64_t& out) {
-  if (text.empty()) return false;
-  std::uint64_t v = 0;
-  for (char c : text) {
-    if (c < '0' || c > '9' || v > (UINT64_MAX - 9) / 10) return false;
-    v = v * 10 + static_cast<std::uint64_t>(c - '0');
-  }
-  out = v;
-  return true;
-}
-
 void print_indented(const std::string& text) {
   for (std::size_t b = 0, e; b < text.size(); b = e + 1) {
     e = text.find('\n', b);
@@ -317,12 +305,12 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string_view a = argv[i];
     const bool has_value = i + 1 < argc;
-    if (a == "--seeds" && has_value && parse_count(argv[i + 1], seeds)) {
+    if (a == "--seeds" && has_value && fuzz::parse_count(argv[i + 1], seeds)) {
       have_seeds = true;
       ++i;
-    } else if (a == "--start" && has_value && parse_count(argv[i + 1], start)) {
+    } else if (a == "--start" && has_value && fuzz::parse_count(argv[i + 1], start)) {
       ++i;
-    } else if (a == "--batch" && has_value && parse_count(argv[i + 1], batch) && batch > 0) {
+    } else if (a == "--batch" && has_value && fuzz::parse_count(argv[i + 1], batch) && batch > 0) {
       ++i;
     } else if (a == "--keep" && has_value) {
       keep = argv[++i];
