@@ -8,6 +8,7 @@
 #include "models/transformer.hpp"
 #include "../models/describe.hpp"
 
+#include <recorder/graph/codec.hpp>
 #include <recorder/render/visible.hpp>
 
 #include <ranges>
@@ -301,3 +302,170 @@ BOOST_AUTO_TEST_CASE(inplace_and_out_of_place_give_the_same_graph) {
   BOOST_TEST(inplace_a == 3);
   BOOST_TEST(inplace_b == 0);
 }
+
+// ---------------------------------------------------------------------------------------------
+// A reused tracer copies the module records of its last trace (adapters/module_records.hpp):
+// every trace must equal, byte for byte, the trace a fresh tracer makes of the same model.
+
+namespace {
+
+/// Two children that share a module `c`: which path `c` gets depends on which is called first.
+struct HalfImpl : torch::nn::Module {
+  recorder::Module<torch::nn::Linear> fc;
+  recorder::Module<torch::nn::ReLU> c;
+  HalfImpl(torch::nn::ReLU shared)
+      : fc(register_module("fc", torch::nn::Linear(4, 4))), c(register_module("c", shared)) {}
+  template <recorder::tensor_like T>
+  T forward(T x) {
+    return c(fc(x));
+  }
+};
+TORCH_MODULE(Half);
+
+struct SwapImpl : torch::nn::Module {
+  torch::nn::ReLU shared;
+  recorder::Module<Half> a{register_module("a", Half(shared))};
+  recorder::Module<Half> b{register_module("b", Half(shared))};
+  recorder::Module<torch::nn::Conv2d> conv{
+      register_module("conv", torch::nn::Conv2d(torch::nn::Conv2dOptions(1, 1, 3).padding(1)))};
+  bool swap = false;
+  bool fail = false;
+  template <recorder::tensor_like T>
+  T forward(T x) {
+    if (fail) throw std::runtime_error("told to fail");
+    x = swap ? a(b(x)) : b(a(x));
+    return conv(x.view({1, 1, -1, 4})).view({-1, 4});
+  }
+};
+TORCH_MODULE(Swap);
+
+/// Traces `model` with `tracer` and with a fresh tracer: the two traces must be equal.
+template <class M>
+recorder::Trace check_like_fresh(Graph& tracer, M& model, const torch::Tensor& x) {
+  auto reused = tracer.run(model, x);
+  auto fresh = Graph{}.run(model, x);
+  BOOST_TEST(reused.output.equal(fresh.output));
+  const auto& rm = reused.graph.modules();
+  const auto& fm = fresh.graph.modules();
+  BOOST_TEST_REQUIRE(rm.size() == fm.size());
+  for (std::size_t i = 0; i < rm.size(); ++i) {
+    BOOST_TEST_CONTEXT("module " << i << " (" << fm[i].path << ")") {
+      BOOST_TEST(rm[i].path == fm[i].path);
+      BOOST_TEST(rm[i].param_count == fm[i].param_count);
+      BOOST_TEST(rm[i].trainable_count == fm[i].trainable_count);
+      BOOST_TEST(rm[i].params.size() == fm[i].params.size());
+      BOOST_TEST(rm[i].attributes == fm[i].attributes);
+    }
+  }
+  BOOST_TEST(reused.total_params == fresh.total_params);
+  BOOST_TEST(reused.trainable_params == fresh.trainable_params);
+  BOOST_TEST(recorder::encode_trace(reused) == recorder::encode_trace(fresh));
+  return reused;
+}
+
+std::string path_of(const recorder::Trace& t, std::string_view cls, std::uint32_t nth) {
+  for (const auto& m : t.graph.modules())
+    if (m.class_name == cls && nth-- == 0) return m.path;
+  return "(none)";
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(module_records)
+
+BOOST_AUTO_TEST_CASE(a_reused_tracer_copies_records_only_from_its_third_trace) {
+  torch::manual_seed(0);
+  Swap model;
+  const auto x = torch::randn({4, 4});
+  Graph tracer;
+  check_like_fresh(tracer, model, x);  // nothing kept (a tracer used once pays nothing)
+  BOOST_TEST(tracer.module_records().size() == 0u);
+  check_like_fresh(tracer, model, x);                // kept
+  BOOST_TEST(tracer.module_records().size() == 7u);  // Swap, a, a.fc, a.c, b, b.fc, conv
+  BOOST_TEST(tracer.module_records().copied() == 0u);
+  check_like_fresh(tracer, model, x);  // copied
+  BOOST_TEST(tracer.module_records().copied() == 7u);
+  const Graph copy = tracer;  // a copy starts afresh
+  BOOST_TEST(copy.module_records().size() == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(a_different_call_order_stops_copying_and_learns_the_paths_again) {
+  torch::manual_seed(0);
+  Swap model;
+  const auto x = torch::randn({4, 4});
+  Graph tracer;
+  for (int i = 0; i < 3; ++i) check_like_fresh(tracer, model, x);
+  BOOST_TEST(path_of(check_like_fresh(tracer, model, x), "ReLU", 0) == "a.c");
+  const auto copied = tracer.module_records().copied();
+  model->swap = true;  // b first: the shared ReLU is learnt from b
+  BOOST_TEST(path_of(check_like_fresh(tracer, model, x), "ReLU", 0) == "b.c");
+  // The root matched before the order changed; then the trace registered the rest itself.
+  BOOST_TEST(tracer.module_records().copied() == copied + 1);
+  BOOST_TEST(path_of(check_like_fresh(tracer, model, x), "ReLU", 0) == "b.c");
+  BOOST_TEST(tracer.module_records().copied() == copied + 1 + 7);
+  model->swap = false;
+  BOOST_TEST(path_of(check_like_fresh(tracer, model, x), "ReLU", 0) == "a.c");
+}
+
+BOOST_AUTO_TEST_CASE(a_changed_tree_is_read_again) {
+  torch::manual_seed(0);
+  Swap model;
+  const auto x = torch::randn({4, 4});
+  Graph tracer;
+  auto again = [&] {
+    for (int i = 0; i < 2; ++i) check_like_fresh(tracer, model, x);
+  };
+  again();
+  again();
+  // requires_grad: trainable counts change.
+  model->a->fc->weight.set_requires_grad(false);
+  BOOST_TEST(check_like_fresh(tracer, model, x).trainable_params == 2u * 20u + 10u - 16u);
+  again();
+  // A parameter resized in place (same TensorImpl).
+  auto extra = model->register_parameter("extra", torch::zeros({3}));
+  BOOST_TEST(check_like_fresh(tracer, model, x).total_params == 50u + 3u);
+  again();
+  extra.set_data(torch::zeros({5}));
+  BOOST_TEST(check_like_fresh(tracer, model, x).total_params == 50u + 5u);
+  again();
+  // A new module, never called.
+  model->register_module("idle", torch::nn::Linear(2, 2));
+  BOOST_TEST(check_like_fresh(tracer, model, x).total_params == 50u + 5u + 6u);
+  again();
+  // A child replaced: the member still calls the old one, now unregistered.
+  model->replace_module("b", Half(model->shared));
+  BOOST_TEST(path_of(check_like_fresh(tracer, model, x), "Half", 1) == "(unregistered Half)");
+  again();
+  // Display attributes live in the options: read at every registration.
+  model->conv.holder()->options.kernel_size({5, 5});
+  const auto t = check_like_fresh(tracer, model, x);
+  const auto& conv = t.graph.modules().back();
+  BOOST_TEST(conv.attributes.at(0).second == "[5, 5]");
+  again();
+}
+
+BOOST_AUTO_TEST_CASE(new_models_a_failed_forward_and_tied_weights) {
+  torch::manual_seed(0);
+  const auto x = torch::randn({4, 4});
+  Graph tracer;
+  for (int i = 0; i < 4; ++i) {  // a new model (maybe at the old one's address) each time
+    Swap model;
+    check_like_fresh(tracer, model, x);
+    check_like_fresh(tracer, model, x);
+  }
+  Swap model;
+  for (int i = 0; i < 3; ++i) check_like_fresh(tracer, model, x);
+  model->fail = true;
+  BOOST_CHECK_THROW(tracer.run(model, x), recorder::TraceError);
+  model->fail = false;
+  check_like_fresh(tracer, model, x);
+  // A tensor registered twice counts once in the model's total.
+  model->b.holder()->fc.holder()->register_parameter("tied", model->a->fc->weight);
+  const auto tied = check_like_fresh(tracer, model, x);
+  BOOST_TEST(tied.total_params == 50u);
+  BOOST_TEST(tied.graph.modules().at(5).path == "b.fc");
+  BOOST_TEST(tied.graph.modules().at(5).param_count == 20u + 16u);
+  check_like_fresh(tracer, model, x);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

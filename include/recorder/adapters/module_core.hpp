@@ -2,6 +2,8 @@
 /// The non-template core of the module adapters: naming and describing modules (the call
 /// protocol itself is `adapters/module_call.hpp`).
 
+#include <recorder/adapters/module_records.hpp>
+#include <recorder/adapters/own_parameters.hpp>
 #include <recorder/detail/text.hpp>
 #include <recorder/observe/attribution.hpp>
 #include <recorder/tensor/session.hpp>
@@ -37,25 +39,6 @@ inline std::string join_path(const std::string& parent, const std::string& name)
   return parent.empty() ? name : parent + "." + name;
 }
 
-/// The parameters registered directly on `m`, by name, read in place.
-///
-/// libtorch 1.13 offers them only as copies (`named_parameters(false)` and `parameters(false)`
-/// build a new `OrderedDict` or vector, with a hash index and a string per name): that was 40%
-/// of registering a `Linear`. `Module::parameters_` is protected (for `ParameterDict` and
-/// `ParameterList`), so a class derived from `Module` may form a pointer to it, and the pointer
-/// reads it in any module. Like `named_parameters(false)`, callers skip undefined tensors (a
-/// `Linear` without bias registers an undefined `bias`).
-struct ParameterReader : torch::nn::Module {
-  static const torch::OrderedDict<std::string, at::Tensor>& of(
-      const torch::nn::Module& m) noexcept {
-    return m.*(&ParameterReader::parameters_);  // a pointer to torch::nn::Module's member
-  }
-};
-inline const torch::OrderedDict<std::string, at::Tensor>& own_parameters(
-    const torch::nn::Module& m) noexcept {
-  return ParameterReader::of(m);
-}
-
 /// Reads the tree of module `root` into `s.tree` (see `Session::ModuleTree`) in one walk.
 ///
 /// `Module::apply` visits every module below `root` with its qualified name, reading each
@@ -81,18 +64,13 @@ inline void read_tree(Session& s, const torch::nn::Module& root) {
     const auto [entry, fresh] = t.modules.try_emplace(&m);
     levels.push_back(Level{&m, parent_again || !fresh});
     if (fresh) {
-      for (const auto& item : own_parameters(m)) {
-        const at::Tensor& p = item.value();
-        if (!p.defined()) continue;
+      entry->own = own_parameter_counts(m);
+      for_each_own_parameter(m, [&](const std::string&, const at::Tensor& p) {
+        if (!seen.insert(IdMap::key_of(p.unsafeGetTensorImpl()))) return;
         const auto k = static_cast<std::uint64_t>(p.numel());
-        const bool trainable = p.requires_grad();
-        entry->own.first += k;
-        if (trainable) entry->own.second += k;
-        if (seen.insert(IdMap::key_of(p.unsafeGetTensorImpl()))) {
-          t.total_params += k;
-          if (trainable) t.trainable_params += k;
-        }
-      }
+        t.total_params += k;
+        if (p.requires_grad()) t.trainable_params += k;
+      });
     }
     if (depth == 0 || parent_again) return;
     const auto link = static_cast<std::uint32_t>(t.links.size());
@@ -147,17 +125,10 @@ inline std::pair<std::uint64_t, std::uint64_t> count_parameters(Session& s,
                                                                 const torch::nn::Module& m) {
   if (const auto* n = s.param_counts.find(&m)) return *n;
   std::pair<std::uint64_t, std::uint64_t> n{0, 0};
-  if (const Session::ModuleTree::Entry* e = s.tree.modules.find(&m)) {
+  if (const Session::ModuleTree::Entry* e = s.tree.modules.find(&m))
     n = e->own;
-  } else {
-    for (const auto& item : own_parameters(m)) {
-      const at::Tensor& p = item.value();
-      if (!p.defined()) continue;
-      const auto k = static_cast<std::uint64_t>(p.numel());
-      n.first += k;
-      if (p.requires_grad()) n.second += k;
-    }
-  }
+  else
+    n = own_parameter_counts(m);
   for_each_child(s, m, [&](const torch::nn::Module& child, const std::string&) {
     const auto c = count_parameters(s, child);
     n.first += c.first;
@@ -169,18 +140,16 @@ inline std::pair<std::uint64_t, std::uint64_t> count_parameters(Session& s,
 
 /// Fills parameter information: own parameters by name, and the recursive counts.
 inline void describe_parameters(Session& s, const torch::nn::Module& m, ModuleInfo& info) {
-  info.params.reserve(own_parameters(m).size());
-  for (const auto& item : own_parameters(m)) {
-    const at::Tensor& p = item.value();
-    if (!p.defined()) continue;
+  info.params.reserve(ParameterReader::of(m).size());
+  for_each_own_parameter(m, [&info](const std::string& name, const at::Tensor& p) {
     ParamInfo pi;
-    pi.name = item.key();
+    pi.name = name;
     const auto sizes = p.sizes();
     pi.shape.assign(sizes.begin(), sizes.end());
     pi.numel = static_cast<std::uint64_t>(p.numel());
     pi.trainable = p.requires_grad();
     info.params.push_back(std::move(pi));
-  }
+  });
   std::tie(info.param_count, info.trainable_count) = count_parameters(s, m);
 }
 
@@ -228,10 +197,11 @@ inline constexpr AttributeReader attribute_readers[] = {
 inline constexpr std::uint64_t no_attributes = std::size(attribute_readers);
 
 /// Fills `info.attributes` with torchinfo's `kernel_size` and `groups` where `m` has them
-/// (convolutions and poolings). Which reader applies depends only on `m`'s dynamic type, so it
-/// is found once per type and session (twelve `dynamic_cast`s, ~3,000 instructions, were half
-/// the cost of registering a module that has none).
-inline void describe_attributes(Session& s, const torch::nn::Module& m, ModuleInfo& info) {
+/// (convolutions and poolings), and returns which reader applies (`no_attributes`: none).
+/// Which one depends only on `m`'s dynamic type, so it is found once per type and session
+/// (twelve `dynamic_cast`s, ~3,000 instructions, were half the cost of registering a module
+/// that has none).
+inline std::uint64_t describe_attributes(Session& s, const torch::nn::Module& m, ModuleInfo& info) {
   const std::uint64_t type = IdMap::key_of(&typeid(m));
   const std::uint64_t* reader = s.module_types.find(type);
   if (reader == nullptr) {
@@ -240,6 +210,64 @@ inline void describe_attributes(Session& s, const torch::nn::Module& m, ModuleIn
     reader = s.module_types.try_emplace(type, i).first;
   }
   if (*reader < no_attributes) attribute_readers[*reader].read(m, info);
+  return *reader;
+}
+
+/// Adds module `m`, described by `info`, to the session.
+inline ModuleId add_module(Session& s, const torch::nn::Module& m, ModuleInfo info) {
+  const ModuleId id = s.graph.add_module(std::move(info));
+  s.modules.try_emplace(&m, id);
+  s.module_objects.push_back(&m);
+  return id;
+}
+
+/// Makes room in the session's tables for `n` modules.
+inline void reserve_modules(Session& s, std::size_t n, bool paths) {
+  s.modules.reserve(n);
+  s.module_objects.reserve(n);
+  s.graph.reserve_modules(n);
+  if (!paths) return;
+  s.known_paths.reserve(n);
+  s.param_counts.reserve(n);
+}
+
+/// Registers the root module `root`, first of the trace: copies the tracer's records when its
+/// tree is the one they were made from (`ModuleRecords`), else reads its tree.
+inline void start_registering(Session& s, const torch::nn::Module& root) {
+  ModuleRecords* records = s.module_records;
+  if (records != nullptr && records->follow(root)) {
+    s.tree.root = &root;
+    s.tree.total_params = records->total_params();
+    s.tree.trainable_params = records->trainable_params();
+    reserve_modules(s, records->tree_size(), /*paths=*/false);
+    return;
+  }
+  read_tree(s, root);
+  if (records != nullptr) records->remember(root, s.tree.total_params, s.tree.trainable_params);
+  reserve_modules(s, s.tree.modules.size(), /*paths=*/true);
+}
+
+/// The trace stops copying the records, after the modules registered so far: it reads the
+/// tree, and learns the paths those registrations would have taught it.
+inline void stop_following(Session& s) {
+  ModuleRecords& records = *s.module_records;
+  const std::size_t kept = s.module_objects.size();
+  records.stop_following(kept);
+  const auto& root = *static_cast<const torch::nn::Module*>(s.tree.root);
+  s.tree = Session::ModuleTree{};
+  read_tree(s, root);
+  reserve_modules(s, s.tree.modules.size(), /*paths=*/true);
+  for (std::size_t i = 0; i < kept; ++i) {
+    const ModuleRecords::Registration& r = records.registration(i);
+    const auto& m = *static_cast<const torch::nn::Module*>(r.module);
+    if (r.parent != nullptr) {
+      const ModuleId parent = *s.modules.find(r.parent);
+      find_path(s, *static_cast<const torch::nn::Module*>(r.parent), s.graph.module(parent).path,
+                &m);
+    }
+    if (!r.leaf)
+      learn_child_paths(s, m, s.graph.module(ModuleId{static_cast<std::uint32_t>(i)}).path);
+  }
 }
 
 /// The id of module object `m` in this session, registering it on first sight. Its path is
@@ -247,38 +275,41 @@ inline void describe_attributes(Session& s, const torch::nn::Module& m, ModuleIn
 inline ModuleId module_id(Session& s, const torch::nn::Module& m, bool leaf) {
   if (const ModuleId* id = s.modules.find(&m)) return *id;
   const NodeId parent_call = s.parent();
-  if (!parent_call.valid() && s.tree.root == nullptr && s.modules.empty()) {
-    // The root, registered first: read its tree, and make room for every module of it.
-    read_tree(s, m);
-    const std::size_t n = s.tree.modules.size();
-    s.modules.reserve(n);
-    s.known_paths.reserve(n);
-    s.param_counts.reserve(n);
-    s.module_objects.reserve(n);
-    s.graph.reserve_modules(n);
+  const torch::nn::Module* parent =
+      parent_call.valid() ? static_cast<const torch::nn::Module*>(
+                                s.module_objects.at(s.graph.call(parent_call).module.value))
+                          : nullptr;
+  if (parent == nullptr && s.tree.root == nullptr && s.modules.empty()) start_registering(s, m);
+  ModuleRecords* records = s.module_records;
+  if (records != nullptr && records->following()) {
+    if (const auto* r = records->next(s.module_objects.size(), &m, parent, leaf)) {
+      ModuleInfo info = r->info;
+      if (r->attributes < no_attributes) {
+        info.attributes.clear();
+        attribute_readers[r->attributes].read(m, info);
+      }
+      return add_module(s, m, std::move(info));
+    }
+    stop_following(s);
   }
   ModuleInfo info;
   info.class_name = class_name_of(m);
   info.leaf = leaf;
-  if (!parent_call.valid()) {
+  if (parent == nullptr) {
     info.name = info.class_name;
   } else {
     const std::string& parent_path = s.graph.module_of(parent_call).path;
-    const auto* parent_module = static_cast<const torch::nn::Module*>(
-        s.module_objects.at(s.graph.call(parent_call).module.value));
-    info.path = find_path(s, *parent_module, parent_path, &m);
+    info.path = find_path(s, *parent, parent_path, &m);
     if (info.path.empty())
       info.path = join_path(parent_path, "(unregistered " + info.class_name + ")");
     const auto dot = info.path.rfind('.');
     info.name = dot == std::string::npos ? info.path : info.path.substr(dot + 1);
   }
   describe_parameters(s, m, info);
-  describe_attributes(s, m, info);
+  const std::uint64_t attributes = describe_attributes(s, m, info);
   if (!leaf) learn_child_paths(s, m, info.path);
-  const ModuleId id = s.graph.add_module(std::move(info));
-  s.modules.try_emplace(&m, id);
-  s.module_objects.push_back(&m);
-  return id;
+  if (records != nullptr) records->log(&m, parent, leaf, attributes, info);
+  return add_module(s, m, std::move(info));
 }
 
 /// The submodules of plain C++ module `m` its ops can be attributed to (`observe/attribution.hpp`),

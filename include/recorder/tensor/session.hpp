@@ -27,8 +27,9 @@ namespace recorder::detail {
 
 class Session;
 class OpClock;
-class OpTable;      // observe/ops.hpp
-struct Submodules;  // observe/attribution.hpp
+class OpTable;        // observe/ops.hpp
+struct Submodules;    // observe/attribution.hpp
+class ModuleRecords;  // adapters/module_records.hpp
 
 /// Where a `RecorderTensor` points: a node of one particular session.
 struct NodeRef {
@@ -171,6 +172,9 @@ class Session {
   std::shared_ptr<OpTable> op_table;
   /// Submodules of plain C++ modules, by module object, for attributing their ops (made once).
   IdTable<std::shared_ptr<const Submodules>> submodules;
+  /// The tracer's records of the modules its last trace registered, lent for this trace
+  /// (`adapters/module_records.hpp`); null when there are none to use or keep.
+  ModuleRecords* module_records = nullptr;
 
   /// A stable copy of `name` (one per distinct name in this session).
   std::string_view intern(std::string_view name) {
