@@ -258,3 +258,31 @@ BOOST_AUTO_TEST_CASE(graphs_outliving_their_threads_cache_free_their_own_storage
   t.join();
   BOOST_TEST(cached_in_thread > 0u);
 }
+
+BOOST_AUTO_TEST_CASE(memory_bytes_counts_capacities_and_what_module_records_own) {
+  // On a new thread, whose storage cache lends the graph nothing.
+  std::size_t empty = 0, reserved = 0, with_modules = 0, with_one = 0, expected_one = 0;
+  std::thread([&] {
+    Graph g;
+    empty = g.memory_bytes();
+    g.reserve(Graph::Capacity{.nodes = 1000, .edges = 500});
+    reserved = g.memory_bytes();
+    g.reserve_modules(4);
+    with_modules = g.memory_bytes();
+    ModuleInfo m = module_info("a_rather_long_module_path.conv1", "Conv2d", true);
+    ParamInfo p;
+    p.name = "weight";
+    p.shape = {64, 3, 7, 7};
+    m.params.push_back(std::move(p));
+    m.attributes.emplace_back("kernel_size", "[7, 7]");
+    expected_one = (m.path.capacity() + 1) + m.params.capacity() * sizeof(ParamInfo) +
+                   m.params[0].shape.capacity() * sizeof(std::int64_t) +
+                   m.attributes.capacity() * sizeof(std::pair<std::string, std::string>);
+    g.add_module(std::move(m));  // moved: the same capacities
+    with_one = g.memory_bytes();
+  }).join();
+  BOOST_TEST(reserved - empty == 1000 * sizeof(Graph::Node) + 500 * sizeof(Edge));
+  BOOST_TEST(with_modules - reserved == 4 * sizeof(ModuleInfo));
+  BOOST_TEST(with_one - with_modules == expected_one);
+  BOOST_TEST(expected_one > 32u + 4 * sizeof(std::int64_t));  // the path is not inline
+}

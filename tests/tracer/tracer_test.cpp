@@ -339,6 +339,17 @@ struct SwapImpl : torch::nn::Module {
 };
 TORCH_MODULE(Swap);
 
+/// Calls a module it never registered: the snapshot of the tree says nothing about it.
+struct LooseImpl : torch::nn::Module {
+  recorder::Module<torch::nn::Linear> fc{register_module("fc", torch::nn::Linear(4, 4))};
+  torch::nn::Linear loose{4, 4};
+  template <recorder::tensor_like T>
+  T forward(T x) {
+    return recorder::Module<torch::nn::Linear>(loose)(fc(x));
+  }
+};
+TORCH_MODULE(Loose);
+
 /// Traces `model` with `tracer` and with a fresh tracer: the two traces must be equal.
 template <class M>
 recorder::Trace check_like_fresh(Graph& tracer, M& model, const torch::Tensor& x) {
@@ -466,6 +477,22 @@ BOOST_AUTO_TEST_CASE(new_models_a_failed_forward_and_tied_weights) {
   BOOST_TEST(tied.graph.modules().at(5).path == "b.fc");
   BOOST_TEST(tied.graph.modules().at(5).param_count == 20u + 16u);
   check_like_fresh(tracer, model, x);
+}
+
+BOOST_AUTO_TEST_CASE(a_module_outside_the_tree_is_described_anew) {
+  torch::manual_seed(0);
+  Loose model;
+  const auto x = torch::randn({4, 4});
+  Graph tracer;
+  for (int i = 0; i < 3; ++i) check_like_fresh(tracer, model, x);
+  BOOST_TEST(tracer.module_records().copied() == 2u);  // Loose and fc; not the loose Linear
+  model->loose->weight.set_requires_grad(false);
+  const auto t = check_like_fresh(tracer, model, x);
+  BOOST_TEST(t.graph.modules().at(2).path == "(unregistered Linear)");
+  BOOST_TEST(t.graph.modules().at(2).trainable_count == 4u);
+  model->loose = torch::nn::Linear(4, 4);  // another object, maybe at the same address
+  model->loose->bias.set_requires_grad(false);
+  BOOST_TEST(check_like_fresh(tracer, model, x).graph.modules().at(2).trainable_count == 16u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

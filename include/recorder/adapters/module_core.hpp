@@ -308,7 +308,8 @@ inline ModuleId module_id(Session& s, const torch::nn::Module& m, bool leaf) {
   describe_parameters(s, m, info);
   const std::uint64_t attributes = describe_attributes(s, m, info);
   if (!leaf) learn_child_paths(s, m, info.path);
-  if (records != nullptr) records->log(&m, parent, leaf, attributes, info);
+  if (records != nullptr)
+    records->log(&m, parent, leaf, s.tree.modules.find(&m) != nullptr, attributes, info);
   return add_module(s, m, std::move(info));
 }
 

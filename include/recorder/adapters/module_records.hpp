@@ -26,7 +26,8 @@ namespace recorder::detail {
 /// registers it. So a tracer keeps the registrations of a trace, in order, with a snapshot of
 /// the tree at its start. A later trace whose tree equals the snapshot, and whose modules are
 /// registered in the same order from the same parents, copies the records. At the first
-/// registration that differs, it reads the tree and goes on as if it had registered every
+/// registration that differs, or of a module outside the tree (not registered below the root,
+/// so the snapshot says nothing of it), it reads the tree and goes on as if it had registered every
 /// module itself (`stop_following` in module_core.hpp), and its registrations replace the kept
 /// ones from there.
 ///
@@ -55,6 +56,9 @@ class ModuleRecords {
     const void* module = nullptr;
     const void* parent = nullptr;  ///< the module whose call registered it; null for the root
     bool leaf = true;
+    /// In the root's tree (so the snapshot vouches for it). A module called but not registered
+    /// below the root is not: copying stops at it.
+    bool in_tree = false;
     std::uint64_t attributes = 0;  ///< which attribute reader applies (module_core.hpp)
     ModuleInfo info{};             ///< as registered, before any call
   };
@@ -114,7 +118,7 @@ class ModuleRecords {
                            bool leaf) noexcept {
     if (index >= registrations_.size()) return nullptr;
     const Registration& r = registrations_[index];
-    if (r.module != module || r.parent != parent || r.leaf != leaf) return nullptr;
+    if (r.module != module || r.parent != parent || r.leaf != leaf || !r.in_tree) return nullptr;
     ++copied_;
     return &r;
   }
@@ -124,10 +128,10 @@ class ModuleRecords {
     mode_ = Mode::logging;
   }
   /// Keeps a registration the trace made itself.
-  void log(const void* module, const void* parent, bool leaf, std::uint64_t attributes,
-           const ModuleInfo& info) {
+  void log(const void* module, const void* parent, bool leaf, bool in_tree,
+           std::uint64_t attributes, const ModuleInfo& info) {
     if (mode_ == Mode::logging)
-      registrations_.push_back(Registration{module, parent, leaf, attributes, info});
+      registrations_.push_back(Registration{module, parent, leaf, in_tree, attributes, info});
   }
   const Registration& registration(std::size_t i) const { return registrations_.at(i); }
 
