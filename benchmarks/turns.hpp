@@ -21,8 +21,8 @@ inline double thread_cpu_seconds() {
   return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
-/// Runs `f.model->forward(f.input)` and `Tracer<record::Structure>{}.run(f.model, f.input)` in
-/// turns. Counters: `plain_us`, `traced_us`, `ratio` (traced / plain) and `ns_per_<unit>`, the
+/// Runs `f.model->forward(f.input)` and `tracer.run(f.model, f.input)` in turns, with one
+/// tracer for all iterations (so it copies its module records from the third on). Counters: `plain_us`, `traced_us`, `ratio` (traced / plain) and `ns_per_<unit>`, the
 /// recording time divided by `units` (module calls, recorded nodes, ...).
 template <class F>
 void bm_taking_turns(benchmark::State& state, F& f, double units, const char* unit) {
