@@ -374,6 +374,12 @@ recorder::Trace check_like_fresh(Graph& tracer, M& model, const torch::Tensor& x
   return reused;
 }
 
+/// Three checked traces: the second keeps the records, the third copies them.
+template <class M>
+void until_copying(Graph& tracer, M& model, const torch::Tensor& x) {
+  for (int i = 0; i < 3; ++i) check_like_fresh(tracer, model, x);
+}
+
 std::string path_of(const recorder::Trace& t, std::string_view cls, std::uint32_t nth) {
   for (const auto& m : t.graph.modules())
     if (m.class_name == cls && nth-- == 0) return m.path;
@@ -405,7 +411,7 @@ BOOST_AUTO_TEST_CASE(a_different_call_order_stops_copying_and_learns_the_paths_a
   Swap model;
   const auto x = torch::randn({4, 4});
   Graph tracer;
-  for (int i = 0; i < 3; ++i) check_like_fresh(tracer, model, x);
+  until_copying(tracer, model, x);
   BOOST_TEST(path_of(check_like_fresh(tracer, model, x), "ReLU", 0) == "a.c");
   const auto copied = tracer.module_records().copied();
   model->swap = true;  // b first: the shared ReLU is learnt from b
@@ -465,7 +471,7 @@ BOOST_AUTO_TEST_CASE(new_models_a_failed_forward_and_tied_weights) {
     check_like_fresh(tracer, model, x);
   }
   Swap model;
-  for (int i = 0; i < 3; ++i) check_like_fresh(tracer, model, x);
+  until_copying(tracer, model, x);
   model->fail = true;
   BOOST_CHECK_THROW(tracer.run(model, x), recorder::TraceError);
   model->fail = false;
@@ -484,7 +490,7 @@ BOOST_AUTO_TEST_CASE(a_module_outside_the_tree_is_described_anew) {
   Loose model;
   const auto x = torch::randn({4, 4});
   Graph tracer;
-  for (int i = 0; i < 3; ++i) check_like_fresh(tracer, model, x);
+  until_copying(tracer, model, x);
   BOOST_TEST(tracer.module_records().copied() == 2u);  // Loose and fc; not the loose Linear
   model->loose->weight.set_requires_grad(false);
   const auto t = check_like_fresh(tracer, model, x);
