@@ -286,3 +286,90 @@ BOOST_AUTO_TEST_CASE(memory_bytes_counts_capacities_and_what_module_records_own)
   BOOST_TEST(with_one - with_modules == expected_one);
   BOOST_TEST(expected_one > 32u + 4 * sizeof(std::int64_t));  // the path is not inline
 }
+
+BOOST_AUTO_TEST_CASE(a_destroyed_graphs_module_records_take_the_next_graphs_copies) {
+  // On a new thread, whose cache starts empty.
+  std::thread([] {
+    ModuleInfo conv = module_info("a_rather_long_module_path.conv1", "Conv2d", true);
+    ParamInfo w;
+    w.name = "weight";
+    w.shape = {64, 3, 7, 7};
+    w.numel = 64 * 3 * 7 * 7;
+    conv.params.push_back(w);
+    conv.attributes.emplace_back("kernel_size", "[7, 7]");
+    conv.param_count = w.numel;
+    const ModuleInfo root = module_info("", "Net", false);
+
+    const char* old_path = nullptr;
+    const std::int64_t* old_shape = nullptr;
+    {
+      Graph g;
+      g.add_module(ModuleInfo(root));
+      g.add_module(ModuleInfo(conv));
+      old_path = g.module(ModuleId{1}).path.data();
+      old_shape = g.module(ModuleId{1}).params[0].shape.data();
+    }
+    const std::size_t cached = Graph::thread_cache_bytes();
+    BOOST_TEST(cached >= 2 * sizeof(ModuleInfo) + conv.path.size() + 4 * sizeof(std::int64_t));
+    {
+      Graph g;
+      BOOST_TEST(g.add_module(root).value == 0u);  // copies, into the cached records
+      BOOST_TEST(g.add_module(conv).value == 1u);
+      BOOST_TEST(g.add_module(conv).value == 2u);  // none left: a new record
+      const ModuleInfo& m = g.module(ModuleId{1});
+      BOOST_TEST(m.path.data() == old_path);  // the cached record's own buffers, reused
+      BOOST_TEST(m.params.at(0).shape.data() == old_shape);
+      for (const ModuleId id : {ModuleId{1}, ModuleId{2}}) {
+        const ModuleInfo& c = g.module(id);
+        BOOST_TEST(c.path == conv.path);
+        BOOST_TEST(c.name == "conv1");
+        BOOST_TEST(c.class_name == "Conv2d");
+        BOOST_TEST(c.params.size() == 1u);
+        BOOST_TEST(c.params.at(0).name == "weight");
+        BOOST_TEST(c.params.at(0).shape == w.shape);
+        BOOST_TEST(c.params.at(0).numel == w.numel);
+        BOOST_TEST(c.param_count == w.numel);
+        BOOST_TEST(c.attributes == conv.attributes);
+        BOOST_TEST(c.calls == 0u);
+      }
+      BOOST_TEST(g.module(ModuleId{0}).class_name == "Net");
+      BOOST_TEST(g.module(ModuleId{0}).params.empty());
+      // The records taken no longer count as cached; their emptied places do.
+      BOOST_TEST(Graph::thread_cache_bytes() < cached - conv.path.size());
+    }
+    // A smaller graph destroyed later leaves its records only if they outnumber those left.
+    { Graph g; }
+    BOOST_TEST(Graph::thread_cache_bytes() >= cached);
+    Graph::release_thread_cache();
+    BOOST_TEST(Graph::thread_cache_bytes() == 0u);
+  }).join();
+}
+
+BOOST_AUTO_TEST_CASE(release_growth_frees_the_room_a_graph_grew_but_keeps_cached_storage) {
+  std::thread([] {  // a new thread: its cache starts empty
+    std::size_t cached_nodes = 0;
+    {
+      Graph g;  // grows its own storage
+      chain(g, 1000);
+      BOOST_TEST(g.nodes().capacity() > g.size());  // doubling left room
+      const std::size_t before = g.memory_bytes();
+      g.release_growth();
+      BOOST_TEST(g.nodes().capacity() == 2001u);
+      BOOST_TEST(g.edges().capacity() == 2000u);
+      BOOST_TEST(g.memory_bytes() < before);
+      BOOST_TEST(g.memory_bytes() == 2001 * sizeof(Graph::Node) + 2000 * sizeof(Edge) +
+                                         1001 * sizeof(Graph::TensorData) +
+                                         2002 * sizeof(std::int64_t) +
+                                         1000 * sizeof(Graph::FunctionData));
+      BOOST_TEST(to_string(g.shape(NodeId{2000})) == "[1, 8]");  // the same graph
+      BOOST_TEST(g.function(NodeId{1999}).op == "relu");
+      cached_nodes = g.nodes().capacity();
+    }
+    Graph h;  // takes the cache: releasing keeps it, for the next graph
+    chain(h, 10);
+    h.release_growth();
+    BOOST_TEST(h.size() == 21u);
+    BOOST_TEST(h.nodes().capacity() == cached_nodes);
+  })
+      .join();
+}

@@ -153,15 +153,22 @@ class Graph {
   /// kept) to the next graph built on this thread when it is larger than what is cached
   /// already and at most `thread_cache_limit` bytes: a graph of 100,000 ops otherwise returns
   /// ~20 MB to the operating system and the next one page-faults it all back in (measured:
-  /// 118 ns per op at 100k against 32 ns at 10k).
-  ~Graph() { cache_storage(); }
+  /// 118 ns per op at 100k against 32 ns at 10k). Its module records are left too (at most
+  /// `thread_cache_limit` bytes of them), whole: `add_module(const ModuleInfo&)` copies into
+  /// them, reusing their strings and vectors, instead of allocating each record's parts again.
+  ~Graph() {
+    cache_storage();
+    cache_modules();
+  }
 
-  /// The most bytes of storage a thread keeps for its next graph.
+  /// The most bytes of storage a thread keeps for its next graph (and as much again of module
+  /// records).
   static constexpr std::size_t thread_cache_limit = std::size_t{64} << 20;
-  /// Bytes of storage this thread keeps for its next graph.
+  /// Bytes of storage this thread keeps for its next graph, module records not yet reused
+  /// included.
   static std::size_t thread_cache_bytes() noexcept {
     const Storage* c = thread_cache();
-    return c ? c->bytes() : 0;
+    return c ? c->bytes() + c->module_bytes() : 0;
   }
   /// Frees the storage this thread keeps for its next graph.
   static void release_thread_cache() noexcept {
@@ -184,19 +191,27 @@ class Graph {
     functions_.reserve(c.functions);
   }
 
+  /// Frees the capacity of the flat tables past what the graph holds (one copy of each), when
+  /// the graph grew them itself: a front end calls it as a trace ends, so that a trace holds
+  /// what it recorded and not up to twice that. Storage the graph took from its thread's cache
+  /// (see `~Graph`) is kept as it is, so that tracing the same model again copies nothing.
+  void release_growth() {
+    if (adopted_) return;
+    nodes_.shrink_to_fit();
+    edges_.shrink_to_fit();
+    tensors_.shrink_to_fit();
+    dims_.shrink_to_fit();
+    functions_.shrink_to_fit();
+    calls_.shrink_to_fit();
+    call_nodes_.shrink_to_fit();
+  }
+
   /// The bytes this graph's own storage takes (vector capacities, and the strings its module
   /// records own), not counting the interned-string pool it shares with its copies.
   std::size_t memory_bytes() const noexcept {
     std::size_t n = capacity_bytes(nodes_, edges_, tensors_, dims_, functions_, calls_, call_nodes_,
                                    modules_, depth_counters_);
-    auto str = [](const std::string& x) {
-      return x.capacity() > std::string().capacity() ? x.capacity() + 1 : 0;
-    };
-    for (const ModuleInfo& m : modules_) {
-      n += str(m.path) + str(m.name) + str(m.class_name) + capacity_bytes(m.params, m.attributes);
-      for (const ParamInfo& p : m.params) n += str(p.name) + capacity_bytes(p.shape);
-      for (const auto& [k, v] : m.attributes) n += str(k) + str(v);
-    }
+    for (const ModuleInfo& m : modules_) n += heap_bytes(m);
     return n;
   }
 
@@ -233,8 +248,24 @@ class Graph {
   void reserve_modules(std::size_t n) { modules_.reserve(n); }
 
   /// Registers a distinct module object.
-  ModuleId add_module(ModuleInfo info) {
+  ModuleId add_module(ModuleInfo&& info) {
     modules_.push_back(std::move(info));
+    return ModuleId{static_cast<std::uint32_t>(modules_.size() - 1)};
+  }
+  /// Registers a distinct module object, described by a copy of `info`: a front end that keeps
+  /// the records of a model's modules copies them into every trace. The copy goes into a
+  /// record a destroyed graph left on this thread, when there is one, so that it allocates
+  /// only where its strings and vectors are longer than that record's.
+  ModuleId add_module(const ModuleInfo& info) {
+    Storage* c = thread_cache();
+    if (c == nullptr || c->next_module == c->modules.size()) {
+      modules_.push_back(info);
+    } else {
+      ModuleInfo& spare = c->modules[c->next_module];
+      spare = info;
+      ++c->next_module;
+      modules_.push_back(std::move(spare));
+    }
     return ModuleId{static_cast<std::uint32_t>(modules_.size() - 1)};
   }
 
@@ -428,7 +459,8 @@ class Graph {
                 "recorder::Graph: cached storage is cleared in O(1): its elements must be "
                 "trivially destructible");
 
-  /// The storage a destroyed graph leaves to the next (every element trivially destructible).
+  /// The storage a destroyed graph leaves to the next: the flat tables (every element trivially
+  /// destructible) and the module records.
   struct Storage {
     std::vector<Node> nodes;
     std::vector<Edge> edges;
@@ -437,8 +469,21 @@ class Graph {
     std::vector<FunctionData> functions;
     std::vector<CallRecord> calls;
     std::vector<NodeId> call_nodes;
+    /// A destroyed graph's module records; `add_module` takes them in order, from `next_module`
+    /// on (the ones before are moved out).
+    std::vector<ModuleInfo> modules;
+    std::size_t next_module = 0;
+    std::vector<ModuleInfo> module_room;  ///< empty, with capacity: the next graph's `modules_`
+
+    /// The flat tables' bytes.
     std::size_t bytes() const noexcept {
       return capacity_bytes(nodes, edges, tensors, dims, functions, calls, call_nodes);
+    }
+    /// The module records' bytes, the ones moved out excepted.
+    std::size_t module_bytes() const noexcept {
+      std::size_t n = capacity_bytes(modules, module_room);
+      for (std::size_t i = next_module; i < modules.size(); ++i) n += heap_bytes(modules[i]);
+      return n;
     }
   };
 
@@ -446,6 +491,17 @@ class Graph {
   template <class... Vectors>
   static std::size_t capacity_bytes(const Vectors&... vs) noexcept {
     return (... + (vs.capacity() * sizeof(typename Vectors::value_type)));
+  }
+  /// The bytes the strings and vectors of module record `m` take on the heap.
+  static std::size_t heap_bytes(const ModuleInfo& m) noexcept {
+    auto str = [](const std::string& x) {
+      return x.capacity() > std::string().capacity() ? x.capacity() + 1 : 0;
+    };
+    std::size_t n =
+        str(m.path) + str(m.name) + str(m.class_name) + capacity_bytes(m.params, m.attributes);
+    for (const ParamInfo& p : m.params) n += str(p.name) + capacity_bytes(p.shape);
+    for (const auto& [k, v] : m.attributes) n += str(k) + str(v);
+    return n;
   }
 
   /// This thread's cached storage; null once the thread's cache is destroyed (a graph
@@ -463,7 +519,10 @@ class Graph {
 
   void adopt_cached_storage() noexcept {
     Storage* c = thread_cache();
-    if (c == nullptr || c->nodes.capacity() == 0) return;
+    if (c == nullptr) return;
+    modules_.swap(c->module_room);
+    if (c->nodes.capacity() == 0) return;
+    adopted_ = true;
     nodes_.swap(c->nodes);
     edges_.swap(c->edges);
     tensors_.swap(c->tensors);
@@ -495,6 +554,23 @@ class Graph {
     call_nodes_.swap(c->call_nodes);
   }
 
+  /// Leaves this graph's module records to the next graph when they are more than the cache's
+  /// records not yet reused, and at most `thread_cache_limit` bytes.
+  void cache_modules() noexcept {
+    Storage* c = thread_cache();
+    if (c == nullptr) return;
+    if (modules_.empty() && modules_.capacity() > c->module_room.capacity())
+      c->module_room.swap(modules_);  // a graph that registered no module gives back its room
+    if (modules_.size() <= c->modules.size() - c->next_module) return;
+    std::size_t mine = capacity_bytes(modules_);
+    for (const ModuleInfo& m : modules_) mine += heap_bytes(m);
+    if (mine > thread_cache_limit) return;
+    c->modules.clear();  // records moved out, and the ones not reused
+    if (c->modules.capacity() > c->module_room.capacity()) c->module_room.swap(c->modules);
+    c->modules.swap(modules_);
+    c->next_module = 0;
+  }
+
   std::vector<Node> nodes_;
   std::vector<Edge> edges_;
   std::vector<TensorData> tensors_;
@@ -505,6 +581,7 @@ class Graph {
   std::vector<ModuleInfo> modules_;
   std::vector<std::uint32_t> depth_counters_;
   std::shared_ptr<std::deque<std::string>> strings_;
+  bool adopted_ = false;  ///< the flat tables came from the thread's cache
 };
 
 // The names of a module call, shared by the renderers and layer addresses (graph/address.hpp).
