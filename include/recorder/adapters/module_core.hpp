@@ -214,19 +214,20 @@ inline std::uint64_t describe_attributes(Session& s, const torch::nn::Module& m,
 }
 
 /// Adds module `m`, described by `info`, to the session.
-inline ModuleId add_module(Session& s, const torch::nn::Module& m, ModuleInfo info) {
+inline ModuleId add_module(Session& s, const torch::nn::Module& m, ModuleInfo&& info) {
   const ModuleId id = s.graph.add_module(std::move(info));
   s.modules.try_emplace(&m, id);
   s.module_objects.push_back(&m);
   return id;
 }
 
-/// Makes room in the session's tables for `n` modules.
+/// Makes room in the session's tables for `n` modules; `paths`: for finding their paths too
+/// (a trace that copies the tracer's records needs neither the paths nor `s.modules`).
 inline void reserve_modules(Session& s, std::size_t n, bool paths) {
-  s.modules.reserve(n);
   s.module_objects.reserve(n);
   s.graph.reserve_modules(n);
   if (!paths) return;
+  s.modules.reserve(n);
   s.known_paths.reserve(n);
   s.param_counts.reserve(n);
 }
@@ -257,6 +258,8 @@ inline void stop_following(Session& s) {
   s.tree = Session::ModuleTree{};
   read_tree(s, root);
   reserve_modules(s, s.tree.modules.size(), /*paths=*/true);
+  for (std::size_t i = 0; i < kept; ++i)  // copied registrations are not in `s.modules`
+    s.modules.try_emplace(s.module_objects[i], ModuleId{static_cast<std::uint32_t>(i)});
   for (std::size_t i = 0; i < kept; ++i) {
     const ModuleRecords::Registration& r = records.registration(i);
     const auto& m = *static_cast<const torch::nn::Module*>(r.module);
@@ -273,22 +276,33 @@ inline void stop_following(Session& s) {
 /// The id of module object `m` in this session, registering it on first sight. Its path is
 /// found from the module running now (the parent) by pointer identity.
 inline ModuleId module_id(Session& s, const torch::nn::Module& m, bool leaf) {
-  if (const ModuleId* id = s.modules.find(&m)) return *id;
+  ModuleRecords* records = s.module_records;
+  if (records != nullptr && records->following()) {  // so far, the records' first modules
+    if (const auto id = records->index_of(&m); id && *id < s.module_objects.size())
+      return ModuleId{static_cast<std::uint32_t>(*id)};
+  } else if (const ModuleId* id = s.modules.find(&m)) {
+    return *id;
+  }
   const NodeId parent_call = s.parent();
   const torch::nn::Module* parent =
       parent_call.valid() ? static_cast<const torch::nn::Module*>(
                                 s.module_objects.at(s.graph.call(parent_call).module.value))
                           : nullptr;
-  if (parent == nullptr && s.tree.root == nullptr && s.modules.empty()) start_registering(s, m);
-  ModuleRecords* records = s.module_records;
+  if (parent == nullptr && s.tree.root == nullptr && s.module_objects.empty())
+    start_registering(s, m);
   if (records != nullptr && records->following()) {
     if (const auto* r = records->next(s.module_objects.size(), &m, parent, leaf)) {
-      ModuleInfo info = r->info;
+      ModuleId id;
       if (r->attributes < no_attributes) {
+        ModuleInfo info = r->info;
         info.attributes.clear();
         attribute_readers[r->attributes].read(m, info);
+        id = s.graph.add_module(std::move(info));
+      } else {
+        id = s.graph.add_module(r->info);  // into a record a destroyed graph left (no allocation)
       }
-      return add_module(s, m, std::move(info));
+      s.module_objects.push_back(&m);
+      return id;
     }
     stop_following(s);
   }

@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <typeinfo>
@@ -72,16 +73,25 @@ class ModuleRecords {
   }
 
   /// RAII: lends the records to session `s` for one trace, from the tracer's second trace on,
-  /// unless another trace is using them.
+  /// unless another trace is using them. The session's list of module objects is lent too, and
+  /// kept for the next trace, so that it is not allocated again (allocating its ~1 KB made
+  /// glibc consolidate every small block the last trace freed).
   class Lend {
    public:
-    Lend(ModuleRecords& r, Session& s) noexcept : records_(r.busy_.exchange(true) ? nullptr : &r) {
+    Lend(ModuleRecords& r, Session& s) noexcept
+        : records_(r.busy_.exchange(true) ? nullptr : &r), session_(&s) {
       if (records_ == nullptr) return;
       records_->mode_ = Mode::waiting;
-      if (records_->traces_++ > 0) s.module_records = records_;
+      if (records_->traces_++ == 0) return;
+      s.module_records = records_;
+      if (s.module_objects.empty()) s.module_objects.swap(records_->objects_room_);
     }
     ~Lend() {
       if (records_ == nullptr) return;
+      if (session_->module_records == records_) {
+        session_->module_objects.clear();
+        records_->objects_room_.swap(session_->module_objects);
+      }
       records_->mode_ = Mode::waiting;
       records_->busy_.store(false);
     }
@@ -90,6 +100,7 @@ class ModuleRecords {
 
    private:
     ModuleRecords* records_;
+    Session* session_;
   };
 
   /// Called when the root module `root` is registered: true when the tree equals the snapshot,
@@ -101,6 +112,7 @@ class ModuleRecords {
     }
     mode_ = Mode::logging;
     registrations_.clear();
+    index_ = IdMap{};
     snapshot_ = Snapshot{};
     return false;
   }
@@ -122,16 +134,27 @@ class ModuleRecords {
     ++copied_;
     return &r;
   }
+  /// The index of `module`'s registration, if kept. While a trace follows the records, its
+  /// first registrations are theirs, so this is the module's `ModuleId` when below their count
+  /// (the trace keeps no table of its own).
+  std::optional<std::size_t> index_of(const void* module) const noexcept {
+    const std::uint64_t* i = index_.find(IdMap::key_of(module));
+    return i == nullptr ? std::nullopt : std::optional<std::size_t>(*i);
+  }
   /// Ends following after `kept` registrations: the trace registers the rest itself.
   void stop_following(std::size_t kept) {
     registrations_.resize(kept);
+    index_ = IdMap{};
+    for (std::size_t i = 0; i < kept; ++i)
+      index_.try_emplace(IdMap::key_of(registrations_[i].module), i);
     mode_ = Mode::logging;
   }
   /// Keeps a registration the trace made itself.
   void log(const void* module, const void* parent, bool leaf, bool in_tree,
            std::uint64_t attributes, const ModuleInfo& info) {
-    if (mode_ == Mode::logging)
-      registrations_.push_back(Registration{module, parent, leaf, in_tree, attributes, info});
+    if (mode_ != Mode::logging) return;
+    registrations_.push_back(Registration{module, parent, leaf, in_tree, attributes, info});
+    index_.try_emplace(IdMap::key_of(module), registrations_.size() - 1);
   }
   const Registration& registration(std::size_t i) const { return registrations_.at(i); }
 
@@ -233,6 +256,8 @@ class ModuleRecords {
   void forget() noexcept {
     snapshot_ = Snapshot{};
     registrations_.clear();
+    index_ = IdMap{};
+    std::vector<const void*>().swap(objects_room_);
     traces_ = 0;
     copied_ = 0;
   }
@@ -243,6 +268,8 @@ class ModuleRecords {
   std::uint64_t copied_ = 0;
   Snapshot snapshot_;
   std::vector<Registration> registrations_;
+  IdMap index_;                            ///< module object -> index in `registrations_`
+  std::vector<const void*> objects_room_;  ///< empty, with capacity: a session's `module_objects`
 };
 
 }  // namespace recorder::detail

@@ -117,9 +117,11 @@ class Recording {
     e.attach(std::move(partial));
   }
 
-  /// Moves the recorded graph into `t`, with the model-level facts.
+  /// Moves the recorded graph into `t`, with the model-level facts. The graph frees the room
+  /// it grew and does not use (`Graph::release_growth`).
   void finish(Trace& t, ModelFacts facts) {
     t.graph = std::move(session_.graph);
+    t.graph.release_growth();
     t.failure = session_.failure;
     for (NodeId id : views::module_calls(t.graph)) {
       if (!t.graph.node(id).parent.valid()) {
