@@ -258,18 +258,17 @@ inline void stop_following(Session& s) {
   s.tree = Session::ModuleTree{};
   read_tree(s, root);
   reserve_modules(s, s.tree.modules.size(), /*paths=*/true);
-  for (std::size_t i = 0; i < kept; ++i)  // copied registrations are not in `s.modules`
-    s.modules.try_emplace(s.module_objects[i], ModuleId{static_cast<std::uint32_t>(i)});
   for (std::size_t i = 0; i < kept; ++i) {
     const ModuleRecords::Registration& r = records.registration(i);
     const auto& m = *static_cast<const torch::nn::Module*>(r.module);
+    const ModuleId id{static_cast<std::uint32_t>(i)};
+    s.modules.try_emplace(&m, id);  // a trace copying the records kept no `s.modules`
     if (r.parent != nullptr) {
       const ModuleId parent = *s.modules.find(r.parent);
       find_path(s, *static_cast<const torch::nn::Module*>(r.parent), s.graph.module(parent).path,
                 &m);
     }
-    if (!r.leaf)
-      learn_child_paths(s, m, s.graph.module(ModuleId{static_cast<std::uint32_t>(i)}).path);
+    if (!r.leaf) learn_child_paths(s, m, s.graph.module(id).path);
   }
 }
 
