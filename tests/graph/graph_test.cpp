@@ -302,15 +302,19 @@ BOOST_AUTO_TEST_CASE(a_destroyed_graphs_module_records_take_the_next_graphs_copi
 
     const char* old_path = nullptr;
     const std::int64_t* old_shape = nullptr;
+    std::size_t records_bytes = 0;
     {
       Graph g;
       g.add_module(ModuleInfo(root));
       g.add_module(ModuleInfo(conv));
       old_path = g.module(ModuleId{1}).path.data();
       old_shape = g.module(ModuleId{1}).params[0].shape.data();
+      records_bytes = g.memory_bytes();  // only module records: no node, nothing reserved
     }
     const std::size_t cached = Graph::thread_cache_bytes();
+    BOOST_TEST(cached == records_bytes);  // the records, whole
     BOOST_TEST(cached >= 2 * sizeof(ModuleInfo) + conv.path.size() + 4 * sizeof(std::int64_t));
+    std::size_t three_records_bytes = 0;
     {
       Graph g;
       BOOST_TEST(g.add_module(root).value == 0u);  // copies, into the cached records
@@ -336,10 +340,17 @@ BOOST_AUTO_TEST_CASE(a_destroyed_graphs_module_records_take_the_next_graphs_copi
       BOOST_TEST(g.module(ModuleId{0}).params.empty());
       // The records taken no longer count as cached; their emptied places do.
       BOOST_TEST(Graph::thread_cache_bytes() < cached - conv.path.size());
+      BOOST_TEST(Graph::thread_cache_bytes() == 2 * sizeof(ModuleInfo));
+      three_records_bytes = g.memory_bytes();
     }
+    // Three records outnumber the none left: they replace them (whose vector is kept, as room
+    // for the next graph's records).
+    const std::size_t after_three = Graph::thread_cache_bytes();
+    BOOST_TEST(after_three == three_records_bytes + 2 * sizeof(ModuleInfo));
+    BOOST_TEST(after_three >= cached);
     // A smaller graph destroyed later leaves its records only if they outnumber those left.
     { Graph g; }
-    BOOST_TEST(Graph::thread_cache_bytes() >= cached);
+    BOOST_TEST(Graph::thread_cache_bytes() == after_three);
     Graph::release_thread_cache();
     BOOST_TEST(Graph::thread_cache_bytes() == 0u);
   }).join();

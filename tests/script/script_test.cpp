@@ -19,6 +19,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -236,6 +237,32 @@ BOOST_AUTO_TEST_CASE(templated_and_torchscript_front_ends_give_the_same_summary_
                script_test::read_file(recorder::testing::golden_dir() /
                                       "transformer_d2_nested_tensors.dot"));
   }
+}
+
+BOOST_AUTO_TEST_CASE(a_trace_of_either_front_end_keeps_no_room_it_did_not_use) {
+  // Each on a new thread, whose graph storage cache is empty: the trace grows its own tables,
+  // and gives back their doubling slack as it ends (`Graph::release_growth`).
+  auto scripted = load("mlp_script.pt");
+  models::MLP templated;
+  const auto x = torch::randn({1, 784});
+  struct Room {
+    std::size_t nodes, node_capacity, edges, edge_capacity;
+  };
+  auto room_of = [](const recorder::Trace& t) {
+    return Room{t.graph.nodes().size(), t.graph.nodes().capacity(), t.graph.edges().size(),
+                t.graph.edges().capacity()};
+  };
+  Room a{}, b{};
+  std::thread([&] { a = room_of(Graph(eval).run(templated, x)); }).join();
+  std::thread([&] { b = room_of(Graph(eval).run(scripted, x)); }).join();
+  for (const Room& r : {a, b}) {
+    BOOST_TEST(r.nodes == a.nodes);  // the same graph from both front ends
+    BOOST_TEST(r.edges == a.edges);
+    BOOST_TEST(r.node_capacity == r.nodes);
+    BOOST_TEST(r.edge_capacity == r.edges);
+  }
+  BOOST_TEST(a.nodes == 13u);  // the MLP's recorded nodes: calls, ops and tensors
+  BOOST_TEST(a.edges == 11u);
 }
 
 // ---- TorchScript's awkward corners ------------------------------------------------------------
