@@ -15,6 +15,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -191,26 +192,29 @@ class Graph {
     functions_.reserve(c.functions);
   }
 
+ private:
+  /// The flat tables (nodes, edges, tensors, dims, functions, calls, call nodes), in
+  /// `Storage::tables`' order: what is done to one is done to all. Defined before its first use,
+  /// so that its type is known there.
+  template <class Self>
+  static auto flat_tables(Self& g) noexcept {
+    return std::tie(g.nodes_, g.edges_, g.tensors_, g.dims_, g.functions_, g.calls_, g.call_nodes_);
+  }
+
+ public:
   /// Frees the capacity of the flat tables past what the graph holds (one copy of each), when
   /// the graph grew them itself: a front end calls it as a trace ends, so that a trace holds
   /// what it recorded and not up to twice that. Storage the graph took from its thread's cache
   /// (see `~Graph`) is kept as it is, so that tracing the same model again copies nothing.
   void release_growth() {
     if (adopted_) return;
-    nodes_.shrink_to_fit();
-    edges_.shrink_to_fit();
-    tensors_.shrink_to_fit();
-    dims_.shrink_to_fit();
-    functions_.shrink_to_fit();
-    calls_.shrink_to_fit();
-    call_nodes_.shrink_to_fit();
+    std::apply([](auto&... table) { (table.shrink_to_fit(), ...); }, flat_tables(*this));
   }
 
   /// The bytes this graph's own storage takes (vector capacities, and the strings its module
   /// records own), not counting the interned-string pool it shares with its copies.
   std::size_t memory_bytes() const noexcept {
-    std::size_t n = capacity_bytes(nodes_, edges_, tensors_, dims_, functions_, calls_, call_nodes_,
-                                   modules_, depth_counters_);
+    std::size_t n = tables_bytes(flat_tables(*this)) + capacity_bytes(modules_, depth_counters_);
     for (const ModuleInfo& m : modules_) n += heap_bytes(m);
     return n;
   }
@@ -475,10 +479,13 @@ class Graph {
     std::size_t next_module = 0;
     std::vector<ModuleInfo> module_room;  ///< empty, with capacity: the next graph's `modules_`
 
-    /// The flat tables' bytes.
-    std::size_t bytes() const noexcept {
-      return capacity_bytes(nodes, edges, tensors, dims, functions, calls, call_nodes);
+    /// The flat tables, in the order of `Graph::flat_tables`.
+    template <class Self>
+    static auto tables(Self& s) noexcept {
+      return std::tie(s.nodes, s.edges, s.tensors, s.dims, s.functions, s.calls, s.call_nodes);
     }
+    /// The flat tables' bytes.
+    std::size_t bytes() const noexcept { return tables_bytes(tables(*this)); }
     /// The module records' bytes, the ones moved out excepted.
     std::size_t module_bytes() const noexcept {
       std::size_t n = capacity_bytes(modules, module_room);
@@ -487,6 +494,20 @@ class Graph {
     }
   };
 
+  /// Swaps the flat tables with the cache's.
+  void swap_flat_tables(Storage& c) noexcept {
+    std::apply(
+        [&c](auto&... mine) {
+          std::apply([&mine...](auto&... theirs) { (mine.swap(theirs), ...); }, Storage::tables(c));
+        },
+        flat_tables(*this));
+  }
+
+  /// The bytes the capacities of a tuple of vectors take.
+  template <class Tables>
+  static std::size_t tables_bytes(const Tables& t) noexcept {
+    return std::apply([](const auto&... v) { return capacity_bytes(v...); }, t);
+  }
   /// The bytes the vectors' capacities take.
   template <class... Vectors>
   static std::size_t capacity_bytes(const Vectors&... vs) noexcept {
@@ -523,35 +544,16 @@ class Graph {
     modules_.swap(c->module_room);
     if (c->nodes.capacity() == 0) return;
     adopted_ = true;
-    nodes_.swap(c->nodes);
-    edges_.swap(c->edges);
-    tensors_.swap(c->tensors);
-    dims_.swap(c->dims);
-    functions_.swap(c->functions);
-    calls_.swap(c->calls);
-    call_nodes_.swap(c->call_nodes);
+    swap_flat_tables(*c);
   }
 
   void cache_storage() noexcept {
     Storage* c = thread_cache();
     if (c == nullptr) return;
-    const std::size_t mine =
-        capacity_bytes(nodes_, edges_, tensors_, dims_, functions_, calls_, call_nodes_);
+    const std::size_t mine = tables_bytes(flat_tables(*this));
     if (mine > thread_cache_limit || mine <= c->bytes()) return;
-    nodes_.clear();
-    edges_.clear();
-    tensors_.clear();
-    dims_.clear();
-    functions_.clear();
-    calls_.clear();
-    call_nodes_.clear();
-    nodes_.swap(c->nodes);
-    edges_.swap(c->edges);
-    tensors_.swap(c->tensors);
-    dims_.swap(c->dims);
-    functions_.swap(c->functions);
-    calls_.swap(c->calls);
-    call_nodes_.swap(c->call_nodes);
+    std::apply([](auto&... table) { (table.clear(), ...); }, flat_tables(*this));
+    swap_flat_tables(*c);
   }
 
   /// Leaves this graph's module records to the next graph when they are more than the cache's
