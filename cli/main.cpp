@@ -24,6 +24,10 @@
 #include "launch.hpp"
 
 #include <recorder/distributed.hpp>
+#else
+namespace c10d {
+class ProcessGroup;  // only ever null without libgloo-dev
+}
 #endif
 
 #include <chrono>
@@ -344,123 +348,23 @@ int run_draw(const DrawArgs& a) {
   return 0;
 }
 
-// ---- profile --------------------------------------------------------------------------------
+// ---- ranks: record and profile on many processes ---------------------------------------------
 
-struct ProfileArgs {
-  Common common;
-  int warmup = 3;
-  int runs = 20;
-  int depth = 3;
-  bool backward = false;
-  std::string out;
-  std::string draw;
-};
-
-/// Times `model` over `a.runs` runs after `a.warmup` (record::Timing<Mean>, with the aten ops
-/// of leaves under --aten-ops), then prints the summary with time columns, and writes the trace
-/// and the time-coloured drawing when asked.
-template <class... Extra>
-int profile_with(const ProfileArgs& a, torch::jit::Module& model, const Inputs& inputs) {
-  using Timed = rr::Timing<rd::Mean>;
-  Timed warm;
-  recorder::Tracer<Extra..., Timed> warming(trace_options(a.common), Extra{}..., warm);
-  for (int i = 0; i < a.warmup; ++i) warming.run(model, inputs.batch(static_cast<std::size_t>(i)));
-  Timed timing(rd::Mean{}, {.backward = a.backward});
-  recorder::TraceOptions options = trace_options(a.common);
-  if (a.backward) options.no_grad = false;
-  recorder::Tracer<Extra..., Timed> tracer(options, Extra{}..., timing);
-  std::optional<recorder::Trace> last;
-  for (int i = 0; i < a.runs; ++i) {
-    std::vector<c10::IValue> batch = inputs.batch(static_cast<std::size_t>(i));
-    if (a.backward)
-      for (c10::IValue& v : batch)
-        if (v.isTensor() && v.toTensor().is_floating_point())
-          v = v.toTensor().detach().requires_grad_();
-    auto traced = tracer.run(model, std::move(batch));
-    if (a.backward) {
-      at::Tensor sum;
-      recorder::detail::for_each_tensor(traced.output, [&sum](const at::Tensor& t) {
-        if (t.requires_grad()) sum = sum.defined() ? sum + t.sum() : t.sum();
-      });
-      if (!sum.defined())
-        throw std::runtime_error("recorder: --backward: the model's output needs no gradient");
-      sum.backward();
-    }
-    last.emplace(std::move(traced));
-  }
-  const recorder::CallTimes times = recorder::call_times(timing);
-  recorder::SummaryOptions o;
-  o.depth = a.depth;
-  o.columns = {recorder::SummaryColumn::output_size, recorder::SummaryColumn::num_params,
-               recorder::SummaryColumn::time, recorder::SummaryColumn::self_time,
-               recorder::SummaryColumn::time_percent};
-  o.col_width = 16;
-  o.times = &times;
-  std::cout << recorder::summary(*last, o);
-  std::cout << "Timed: " << a.runs << (a.runs == 1 ? " run" : " runs") << " after " << a.warmup
-            << " warm-up; " << timing.runs().back().ops.size() << " ops a run";
-  if (a.backward)
-    std::cout << "; " << recorder::backward_spans(timing.runs().back()).size() << " backward spans";
-  std::cout << "\n";
-  const auto& runs = timing.runs();
-  if (!a.out.empty()) {
-    const auto written =
-        recorder::render_to_file(*last, {}, a.out, recorder::backend::ChromeTrace{.runs = &runs});
-    std::cerr << "recorder: wrote " << written.string() << ": " << runs.size() << " runs, "
-              << runs.back().spans.size() << " module calls and " << runs.back().ops.size()
-              << " ops each\n";
-  }
-  if (!a.draw.empty()) {
-    const recorder::RenderOptions ro{.depth = a.depth};
-    const std::filesystem::path path(a.draw);
-    std::filesystem::path written;
-    if (path.extension() == ".svg")
-      written = recorder::render_to_file(
-          *last, ro, path, recorder::backend::Svg{.report = nullptr, .times = &times});
-    else if (path.extension() == ".png")
-      written = recorder::render_to_file(
-          *last, ro, path, recorder::backend::Png{.report = nullptr, .times = &times});
-    else
-      written =
-          recorder::render_to_file(*last, ro, path, recorder::backend::TimeDot{.times = &times});
-    std::cerr << "recorder: wrote " << written.string() << ": module calls coloured by time\n";
-  }
-  return 0;
-}
-
-/// `recorder profile`: the summary table with each call's time, self time and share (mean over
-/// `--runs` after `--warmup`), `-o` the Chrome/Perfetto trace, `--draw` the drawing coloured by
-/// time.
-int run_profile(const ProfileArgs& a) {
-  if (a.runs < 1) throw UsageError("recorder: --runs must be at least 1");
-  if (a.warmup < 0) throw UsageError("recorder: --warmup must be 0 or more");
-  if (!a.out.empty()) cli::check_writable(a.out);
-  if (!a.draw.empty()) cli::check_writable(a.draw);
-  torch::manual_seed(static_cast<std::uint64_t>(a.common.seed));
-  const Inputs inputs(a.common);
-  torch::jit::Module model = recorder::load_model(a.common.model);
-  if (a.common.aten_ops) return profile_with<rr::AtenOps>(a, model, inputs);
-  return profile_with<>(a, model, inputs);
-}
-
-// ---- record ---------------------------------------------------------------------------------
-
-struct RecordArgs {
-  Common common;
-  std::string layers;
-  std::string what = "output";
-  std::string reduce = "all";
-  std::size_t batches = 0;
-  std::size_t bins = 100;
-  std::string range;
-  std::int64_t correction = 1;
-  std::size_t max_bytes = 0;
-  bool sample = false;
-  std::string out;
+/// How `record` and `profile` run across processes: `--local-ranks N` spawns N ranks on
+/// 127.0.0.1; `--distributed` is one rank of a torchrun job; `--rank-of` marks a spawned rank.
+struct RankArgs {
   int local_ranks = 0;       // > 0: spawn that many ranks, merge on rank 0
   bool distributed = false;  // one rank of a torchrun job
   std::string rank_of;       // "r,world,store": a rank spawned by --local-ranks
 };
+
+void add_rank_options(CLI::App& sub, RankArgs& r, const std::string& split) {
+  sub.add_option("--local-ranks", r.local_ranks, "Run N ranks on 127.0.0.1 (c10d Gloo): " + split);
+  sub.add_flag("--distributed", r.distributed,
+               "Be one rank of a job launched by torchrun (RANK, WORLD_SIZE, MASTER_ADDR, "
+               "MASTER_PORT): the same split and merge");
+  sub.add_option("--rank-of", r.rank_of)->group("");  // set by --local-ranks
+}
 
 /// Where this process stands in a job of ranks: one process alone, or rank `rank` of `world`.
 struct RankPlace {
@@ -469,7 +373,7 @@ struct RankPlace {
   bool joined = false;
 };
 
-RankPlace rank_place(const RecordArgs& a) {
+RankPlace rank_place(const RankArgs& a) {
   RankPlace p;
   if (!a.rank_of.empty()) {
     const auto first = a.rank_of.find(','), second = a.rank_of.find(',', first + 1);
@@ -493,6 +397,227 @@ RankPlace rank_place(const RecordArgs& a) {
   return p;
 }
 
+/// Checks the rank options; true when this process should spawn `--local-ranks` ranks.
+bool spawns_ranks(const RankArgs& a) {
+  if (a.local_ranks == 0 && !a.distributed && a.rank_of.empty()) return false;
+#ifndef RECORDER_CLI_DISTRIBUTED
+  throw UsageError(
+      "recorder: this recorder was built without libgloo-dev: no --local-ranks "
+      "or --distributed");
+#else
+  if (a.local_ranks < 0 || a.local_ranks > 64)
+    throw UsageError("recorder: --local-ranks takes 1 to 64, not " + std::to_string(a.local_ranks));
+  if (a.local_ranks != 0 && a.distributed)
+    throw UsageError("recorder: give --local-ranks or --distributed, not both");
+  return a.local_ranks != 0;
+#endif
+}
+
+#ifdef RECORDER_CLI_DISTRIBUTED
+/// The c10d group of a rank (`place.joined`); empty for one process alone.
+launch::Group join_group(const RankPlace& place) {
+  using namespace std::chrono_literals;
+  if (!place.joined) return {};
+  return place.store.empty() ? launch::env_group(120s)
+                             : launch::file_group(place.store, place.rank, place.world, 120s);
+}
+
+/// `--local-ranks N`: runs this command line N times, each a rank of a job meeting through a
+/// FileStore in a fresh folder on 127.0.0.1; rank 0 writes what was merged.
+int spawn_ranks(int local_ranks) {
+  std::vector<std::string> args;
+  for (std::size_t i = 1; i < given_args.size(); ++i) {
+    if (given_args[i] == "--local-ranks") {
+      ++i;  // and its value
+      continue;
+    }
+    if (given_args[i].starts_with("--local-ranks=")) continue;
+    args.push_back(given_args[i]);
+  }
+  const auto folder = launch::temp_folder("recorder_ranks_");
+  const auto codes = launch::run_ranks(
+      local_ranks,
+      [&](int r) {
+        std::vector<std::string> mine = args;
+        mine.push_back("--rank-of=" + std::to_string(r) + "," + std::to_string(local_ranks) + "," +
+                       (folder / "store").string());
+        return mine;
+      },
+      [](int) { return std::string(); }, std::chrono::hours(24));
+  std::filesystem::remove_all(folder);
+  for (std::size_t r = 0; r < codes.size(); ++r)
+    if (codes[r] != 0) {
+      std::cerr << "recorder: rank " << r << " of " << codes.size() << " failed (exit " << codes[r]
+                << ")\n";
+      return codes[r] == 2 ? 2 : 1;
+    }
+  return 0;
+}
+#endif
+
+/// "1 batch", "3 batches".
+std::string counted(std::size_t n, std::string_view noun) {
+  std::string out = std::to_string(n) + " " + std::string(noun);
+  if (n != 1) out += noun.back() == 'h' ? "es" : "s";
+  return out;
+}
+
+// ---- profile --------------------------------------------------------------------------------
+
+struct ProfileArgs {
+  Common common;
+  int warmup = 3;
+  int runs = 20;
+  int depth = 3;
+  bool backward = false;
+  std::string out;
+  std::string draw;
+  RankArgs ranks;
+};
+
+/// Times `model` over `a.runs` runs after `a.warmup` (record::Timing<Mean>, with the aten ops
+/// of leaves under --aten-ops), then prints the summary with time columns, and writes the trace
+/// and the time-coloured drawing when asked. On ranks (`group` set), rank r runs batches r,
+/// r + world, ...; the times are merged on rank 0, which prints and writes everything, the
+/// Chrome trace with a process per rank.
+template <class... Extra>
+int profile_with(const ProfileArgs& a, const RankPlace& place, c10d::ProcessGroup* group) {
+  const auto batch_of = [&](const Inputs& inputs, int i) {
+    const auto k = static_cast<std::size_t>(i * place.world + place.rank);
+    if (place.joined) torch::manual_seed(static_cast<std::uint64_t>(a.common.seed) + k);
+    return inputs.batch(k);
+  };
+  torch::manual_seed(static_cast<std::uint64_t>(a.common.seed));
+  const Inputs inputs(a.common);
+  torch::jit::Module model = recorder::load_model(a.common.model);
+  using Timed = rr::Timing<rd::Mean>;
+  Timed warm;
+  recorder::Tracer<Extra..., Timed> warming(trace_options(a.common), Extra{}..., warm);
+  for (int i = 0; i < a.warmup; ++i) warming.run(model, batch_of(inputs, i));
+  Timed timing(rd::Mean{}, {.backward = a.backward});
+  recorder::TraceOptions options = trace_options(a.common);
+  if (a.backward) options.no_grad = false;
+  recorder::Tracer<Extra..., Timed> tracer(options, Extra{}..., timing);
+  std::optional<recorder::Trace> last;
+  for (int i = 0; i < a.runs; ++i) {
+    std::vector<c10::IValue> batch = batch_of(inputs, i);
+    if (a.backward)
+      for (c10::IValue& v : batch)
+        if (v.isTensor() && v.toTensor().is_floating_point())
+          v = v.toTensor().detach().requires_grad_();
+    auto traced = tracer.run(model, std::move(batch));
+    if (a.backward) {
+      at::Tensor sum;
+      recorder::detail::for_each_tensor(traced.output, [&sum](const at::Tensor& t) {
+        if (t.requires_grad()) sum = sum.defined() ? sum + t.sum() : t.sum();
+      });
+      if (!sum.defined())
+        throw std::runtime_error("recorder: --backward: the model's output needs no gradient");
+      sum.backward();
+    }
+    last.emplace(std::move(traced));
+  }
+  const auto& runs = timing.runs();
+  const std::string name = last->model_name;
+  recorder::CallTimes times;
+  std::string chrome;  // the Chrome trace of every rank, on rank 0
+#ifdef RECORDER_CLI_DISTRIBUTED
+  if (group != nullptr) {
+    times = recorder::call_times(recorder::merged_across(timing, *group, {.root = 0}));
+    if (!a.out.empty()) chrome = recorder::gather_chrome_trace(runs, name, *group, {.root = 0});
+    if (place.rank != 0) return 0;
+  }
+#endif
+  if (group == nullptr) times = recorder::call_times(timing);
+  recorder::SummaryOptions o;
+  o.depth = a.depth;
+  o.columns = {recorder::SummaryColumn::output_size, recorder::SummaryColumn::num_params,
+               recorder::SummaryColumn::time, recorder::SummaryColumn::self_time,
+               recorder::SummaryColumn::time_percent};
+  o.col_width = 16;
+  o.times = &times;
+  std::cout << recorder::summary(*last, o);
+  std::cout << "Timed: " << counted(static_cast<std::size_t>(a.runs), "run");
+  if (place.joined)
+    std::cout << " on each of " << counted(static_cast<std::size_t>(place.world), "rank");
+  std::cout << " after " << a.warmup << " warm-up; " << runs.back().ops.size() << " ops a run";
+  if (a.backward)
+    std::cout << "; " << recorder::backward_spans(runs.back()).size() << " backward spans";
+  std::cout << "\n";
+  if (!a.out.empty()) {
+    std::filesystem::path written;
+    if (group != nullptr) {
+      written = recorder::detail::with_extension(a.out, recorder::backend::ChromeTrace::extension);
+      recorder::detail::write_file_atomically(written, chrome);
+    } else {
+      written =
+          recorder::render_to_file(*last, {}, a.out, recorder::backend::ChromeTrace{.runs = &runs});
+    }
+    std::cerr << "recorder: wrote " << written.string() << ": ";
+    if (place.joined) std::cerr << counted(static_cast<std::size_t>(place.world), "rank") << " of ";
+    std::cerr << counted(runs.size(), "run") << ", " << runs.back().spans.size()
+              << " module calls and " << runs.back().ops.size() << " ops each\n";
+  }
+  if (!a.draw.empty()) {
+    const recorder::RenderOptions ro{.depth = a.depth};
+    const std::filesystem::path path(a.draw);
+    std::filesystem::path written;
+    if (path.extension() == ".svg")
+      written = recorder::render_to_file(
+          *last, ro, path, recorder::backend::Svg{.report = nullptr, .times = &times});
+    else if (path.extension() == ".png")
+      written = recorder::render_to_file(
+          *last, ro, path, recorder::backend::Png{.report = nullptr, .times = &times});
+    else
+      written =
+          recorder::render_to_file(*last, ro, path, recorder::backend::TimeDot{.times = &times});
+    std::cerr << "recorder: wrote " << written.string() << ": module calls coloured by time";
+    if (place.joined)
+      std::cerr << " (over " << counted(static_cast<std::size_t>(place.world), "rank") << ")";
+    std::cerr << "\n";
+  }
+  return 0;
+}
+
+/// `recorder profile`: the summary table with each call's time, self time and share (mean over
+/// `--runs` after `--warmup`, over every rank with --local-ranks / --distributed), `-o` the
+/// Chrome/Perfetto trace, `--draw` the drawing coloured by time.
+int run_profile(const ProfileArgs& a) {
+  if (a.runs < 1) throw UsageError("recorder: --runs must be at least 1");
+  if (a.warmup < 0) throw UsageError("recorder: --warmup must be 0 or more");
+  if (!a.out.empty()) cli::check_writable(a.out);
+  if (!a.draw.empty()) cli::check_writable(a.draw);
+#ifdef RECORDER_CLI_DISTRIBUTED
+  if (spawns_ranks(a.ranks)) return spawn_ranks(a.ranks.local_ranks);
+  const RankPlace place = rank_place(a.ranks);
+  const launch::Group group = join_group(place);
+  c10d::ProcessGroup* pg = group.get();
+#else
+  (void)spawns_ranks(a.ranks);
+  const RankPlace place;
+  c10d::ProcessGroup* pg = nullptr;
+#endif
+  if (a.common.aten_ops) return profile_with<rr::AtenOps>(a, place, pg);
+  return profile_with<>(a, place, pg);
+}
+
+// ---- record ---------------------------------------------------------------------------------
+
+struct RecordArgs {
+  Common common;
+  std::string layers;
+  std::string what = "output";
+  std::string reduce = "all";
+  std::size_t batches = 0;
+  std::size_t bins = 100;
+  std::string range;
+  std::int64_t correction = 1;
+  std::size_t max_bytes = 0;
+  bool sample = false;
+  std::string out;
+  RankArgs ranks;
+};
+
 /// Progress on stderr: a line rewritten in place on a terminal, else a line per tenth.
 class Progress {
  public:
@@ -512,13 +637,6 @@ class Progress {
   bool tty_;
 };
 
-/// "1 batch", "3 batches".
-std::string counted(std::size_t n, std::string_view noun) {
-  std::string out = std::to_string(n) + " " + std::string(noun);
-  if (n != 1) out += noun.back() == 'h' ? "es" : "s";
-  return out;
-}
-
 template <recorder::CapturePoint W, class R>
 int record_with(const RecordArgs& a, std::vector<recorder::LayerAddress> layers, R reduction) {
   const Common& c = a.common;
@@ -526,13 +644,9 @@ int record_with(const RecordArgs& a, std::vector<recorder::LayerAddress> layers,
       W == recorder::CapturePoint::backward_output || W == recorder::CapturePoint::backward_input;
   if (gradients && c.no_grad)
     throw UsageError("recorder: --what grad-output and grad-input need autograd: drop --no-grad");
-  const RankPlace place = rank_place(a);
+  const RankPlace place = rank_place(a.ranks);
 #ifdef RECORDER_CLI_DISTRIBUTED
-  using namespace std::chrono_literals;
-  launch::Group group;
-  if (place.joined)
-    group = place.store.empty() ? launch::env_group(120s)
-                                : launch::file_group(place.store, place.rank, place.world, 120s);
+  const launch::Group group = join_group(place);
 #endif
   torch::manual_seed(static_cast<std::uint64_t>(c.seed));
   const Inputs inputs(c);
@@ -583,40 +697,6 @@ int record_with(const RecordArgs& a, std::vector<recorder::LayerAddress> layers,
   return report(acts);
 }
 
-#ifdef RECORDER_CLI_DISTRIBUTED
-/// `record --local-ranks N`: runs this command line N times, each a rank of a job meeting
-/// through a FileStore in a fresh folder on 127.0.0.1; rank 0 writes the merged recording.
-int spawn_ranks(const RecordArgs& a) {
-  std::vector<std::string> args;
-  for (std::size_t i = 1; i < given_args.size(); ++i) {
-    if (given_args[i] == "--local-ranks") {
-      ++i;  // and its value
-      continue;
-    }
-    if (given_args[i].starts_with("--local-ranks=")) continue;
-    args.push_back(given_args[i]);
-  }
-  const auto folder = launch::temp_folder("recorder_ranks_");
-  const auto codes = launch::run_ranks(
-      a.local_ranks,
-      [&](int r) {
-        std::vector<std::string> mine = args;
-        mine.push_back("--rank-of=" + std::to_string(r) + "," + std::to_string(a.local_ranks) +
-                       "," + (folder / "store").string());
-        return mine;
-      },
-      [](int) { return std::string(); }, std::chrono::hours(24));
-  std::filesystem::remove_all(folder);
-  for (std::size_t r = 0; r < codes.size(); ++r)
-    if (codes[r] != 0) {
-      std::cerr << "recorder: rank " << r << " of " << codes.size() << " failed (exit " << codes[r]
-                << ")\n";
-      return codes[r] == 2 ? 2 : 1;
-    }
-  return 0;
-}
-#endif
-
 template <recorder::CapturePoint W>
 int record_reduced(const RecordArgs& a, std::vector<recorder::LayerAddress> layers) {
   switch (cli::parse_reduce(a.reduce)) {
@@ -651,20 +731,11 @@ int run_record(const RecordArgs& a) {
   if (std::filesystem::path(a.out).extension().empty())
     throw UsageError("recorder: -o '" + a.out + "' needs an extension, like acts.pt");
   cli::check_writable(a.out);
-  if (a.local_ranks != 0 || a.distributed || !a.rank_of.empty()) {
-#ifndef RECORDER_CLI_DISTRIBUTED
-    throw UsageError(
-        "recorder: this recorder was built without libgloo-dev: no --local-ranks "
-        "or --distributed");
+#ifdef RECORDER_CLI_DISTRIBUTED
+  if (spawns_ranks(a.ranks)) return spawn_ranks(a.ranks.local_ranks);
 #else
-    if (a.local_ranks < 0 || a.local_ranks > 64)
-      throw UsageError("recorder: --local-ranks takes 1 to 64, not " +
-                       std::to_string(a.local_ranks));
-    if (a.local_ranks != 0 && a.distributed)
-      throw UsageError("recorder: give --local-ranks or --distributed, not both");
-    if (a.local_ranks != 0) return spawn_ranks(a);
+  (void)spawns_ranks(a.ranks);
 #endif
-  }
   using W = recorder::CapturePoint;
   switch (what) {
     case cli::Record::output:
@@ -799,13 +870,8 @@ int main(int argc, char** argv) {
   sub_record->add_option("--max-bytes", record.max_bytes,
                          "--reduce all: stop with an error past this many bytes (default: no cap)");
   sub_record->add_flag("--sample", record.sample, "Keep the first element of each batch only");
-  sub_record->add_option("--local-ranks", record.local_ranks,
-                         "Run N ranks on 127.0.0.1 (c10d Gloo): rank r records batches r, r+N, "
-                         "...; rank 0 merges them and writes -o");
-  sub_record->add_flag("--distributed", record.distributed,
-                       "Be one rank of a job launched by torchrun (RANK, WORLD_SIZE, "
-                       "MASTER_ADDR, MASTER_PORT): the same split and merge");
-  sub_record->add_option("--rank-of", record.rank_of)->group("");  // set by --local-ranks
+  add_rank_options(*sub_record, record.ranks,
+                   "rank r records batches r, r+N, ...; rank 0 merges them and writes -o");
   sub_record
       ->add_option("-o,--output", record.out,
                    "The file to write (a dict from layer to result, for torch.load)")
@@ -828,6 +894,9 @@ int main(int argc, char** argv) {
   sub_profile->add_flag("--backward", profile.backward,
                         "Also time each call's backward (the inputs require grad; the sum of "
                         "the outputs is back-propagated): a second span set in the trace");
+  add_rank_options(*sub_profile, profile.ranks,
+                   "rank r times runs on batches r, r+N, ...; rank 0 prints the times over "
+                   "every rank and writes -o, a trace with a process per rank");
 
   try {
     app.parse(argc, argv);

@@ -9,6 +9,10 @@ the model's own submodules give on the same inputs.
         acts["fc1"] is the sum over the batches of d(sum of the output)/d(fc1's output)
     python3 check_record.py same <a.pt> <b.pt>
         the two recordings hold the same keys, equal counts and tensors within 1e-12 relative
+    python3 check_record.py chrome <x.trace.json>
+        prints, for each process of the Chrome trace `recorder profile` wrote, its name and its
+        runs, module calls and ops, after checking that every event of a run lies in its run's
+        root call and that runs do not overlap
 
 Prints "ok" when the check holds, else what differs (exit status 1).
 """
@@ -58,6 +62,34 @@ if mode == "same":
             elif u != v:
                 fail(f"{key} {field}: {u} and {v}")
     print("ok")
+    sys.exit(0)
+
+if mode == "chrome":
+    import json
+
+    with open(sys.argv[2]) as f:
+        events = json.load(f)["traceEvents"]
+    names = {e["pid"]: e["args"]["name"] for e in events
+             if e["ph"] == "M" and e["name"] == "process_name"}
+    for pid, name in sorted(names.items()):
+        mine = [e for e in events if e["ph"] == "X" and e["pid"] == pid]
+        runs = sorted({e["args"]["run"] for e in mine})
+        roots = {}
+        for e in mine:
+            if e["cat"] == "user_annotation" and e["args"]["Module Hierarchy"] == "":
+                roots[e["args"]["run"]] = (e["ts"], e["ts"] + e["dur"])
+        if sorted(roots) != runs:
+            fail(f"{name}: runs {runs} but root calls in {sorted(roots)}")
+        for e in mine:
+            lo, hi = roots[e["args"]["run"]]
+            if e["ts"] < lo - 1e-3 or e["ts"] + e["dur"] > hi + 1e-3:
+                fail(f"{name}: {e['name']} of run {e['args']['run']} outside its run")
+        spans = sorted(roots.values())
+        if any(a[1] > b[0] for a, b in zip(spans, spans[1:])):
+            fail(f"{name}: runs overlap")
+        calls = sum(e["cat"] == "user_annotation" for e in mine)
+        ops = sum(e["cat"] == "cpu_op" for e in mine)
+        print(f"{pid} {name}: {len(runs)} runs, {calls} calls, {ops} ops")
     sys.exit(0)
 
 model = torch.jit.load(sys.argv[2]).eval()

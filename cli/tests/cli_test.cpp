@@ -315,6 +315,39 @@ BOOST_AUTO_TEST_CASE(profile_times_every_call_and_writes_a_chrome_trace) {
                  .err == "recorder: --runs must be at least 1\n");
 }
 
+BOOST_AUTO_TEST_CASE(profile_on_local_ranks_times_every_rank_into_one_table_and_one_trace) {
+  // 2 ranks on 127.0.0.1, 3 timed runs each: rank 0 prints the means over the 6 runs and writes
+  // one Chrome trace with a process per rank (Python loads it and checks each rank's runs).
+  const fs::path dir = scratch("profile_ranks");
+  const Run r = recorder_cli({"profile", model("mlp_script.pt"), "--input-size", "2,784",
+                              "--warmup", "1", "--runs", "3", "--local-ranks", "2", "-o",
+                              (dir / "mlp").string(), "--draw", (dir / "mlp.dot").string()});
+  BOOST_TEST(r.code == 0, r.err);
+  BOOST_TEST(occurrences(r.out, "%\n") == 5u);  // the header, the MLP and its 3 Linears
+  BOOST_TEST(occurrences(r.out, " (mean of 6 runs)\n") == 1u);
+  BOOST_TEST(
+      occurrences(r.out, "Timed: 3 runs on each of 2 ranks after 1 warm-up; 2 ops a run\n") == 1u);
+  BOOST_TEST(r.err == "recorder: wrote " + (dir / "mlp.trace.json").string() +
+                          ": 2 ranks of 3 runs, 4 module calls and 2 ops each\n" +
+                          "recorder: wrote " + (dir / "mlp.dot").string() +
+                          ": module calls coloured by time (over 2 ranks)\n");
+  BOOST_TEST(python_check({"chrome", (dir / "mlp.trace.json").string()}) ==
+             "1 recorder: MLP forward, rank 0: 3 runs, 12 calls, 6 ops\n"
+             "2 recorder: MLP forward, rank 1: 3 runs, 12 calls, 6 ops\n");
+  // The drawing colours the 3 Linears by the merged times.
+  BOOST_TEST(occurrences(read(dir / "mlp.dot"), "fillcolor=\"#") == 3u);
+  // One process: the same trace, one process without a rank.
+  const Run one = recorder_cli({"profile", model("mlp_script.pt"), "--input-size", "2,784",
+                                "--warmup", "0", "--runs", "2", "-o", (dir / "one").string()});
+  BOOST_TEST(one.code == 0, one.err);
+  BOOST_TEST(python_check({"chrome", (dir / "one.trace.json").string()}) ==
+             "1 recorder: MLP forward: 2 runs, 8 calls, 4 ops\n");
+  const Run bad = recorder_cli({"profile", model("mlp_script.pt"), "--input-size", "2,784",
+                                "--local-ranks", "2", "--distributed"});
+  BOOST_TEST(bad.code == 2);
+  BOOST_TEST(bad.err == "recorder: give --local-ranks or --distributed, not both\n");
+}
+
 BOOST_AUTO_TEST_CASE(profile_times_leaf_ops_and_the_backward_when_asked) {
   const Run r =
       recorder_cli({"profile", model("resnet18_script.pt"), "--input-size", "1,3,64,64", "--warmup",

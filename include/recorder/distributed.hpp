@@ -1,6 +1,6 @@
 #pragma once
 /// Many processes, one recording: recordings, timings and traces merged across the ranks of a
-/// c10d job (`merged_across`, `merge_across`, `gather_traces`).
+/// c10d job (`merged_across`, `merge_across`, `gather_traces`, `gather_chrome_trace`).
 ///
 /// Opt-in: include `<recorder/distributed.hpp>`. It needs only `c10d::ProcessGroup` (no gloo
 /// headers: the library builds without `libgloo-dev`; the code that creates a
@@ -96,7 +96,7 @@ class MergeError : public std::runtime_error {
 namespace detail {
 
 /// What a rank merges, as the header says.
-enum class MergeKind : std::int64_t { recording = 1, timing = 2, trace = 3 };
+enum class MergeKind : std::int64_t { recording = 1, timing = 2, trace = 3, chrome_trace = 4 };
 
 inline std::string_view to_string(MergeKind k) {
   switch (k) {
@@ -106,6 +106,8 @@ inline std::string_view to_string(MergeKind k) {
       return "a timing";
     case MergeKind::trace:
       return "a trace (gather_traces)";
+    case MergeKind::chrome_trace:
+      return "a Chrome trace (gather_chrome_trace)";
   }
   return "something else";
 }
@@ -752,6 +754,46 @@ inline std::vector<Trace> gather_traces(const Trace& trace, c10d::ProcessGroup& 
   std::vector<Trace> out;
   for (const std::string& bytes_of_rank : ex.payloads(headers, bytes, options.root, "the traces"))
     out.push_back(decode_trace(bytes_of_rank));
+  return out;
+}
+
+/// Every rank's timed runs (`record::Timing::runs()`) as one Chrome/Perfetto trace, on rank
+/// `options.root` (an empty string on the others): rank r is process r + 1, named
+/// "recorder: <name> forward, rank r", with its runs laid out as `chrome_trace_json` lays them,
+/// from 0 (so run k of every rank lines up; `baseTimeNanoseconds` is the earliest rank's first
+/// run). PyTorch's profiler writes a file per rank; this is one file with a track per rank.
+/// Every rank of `pg` must call it.
+inline std::string gather_chrome_trace(const std::vector<TimedRun>& runs, std::string_view name,
+                                       c10d::ProcessGroup& pg, GatherOptions options = {}) {
+  detail::Exchange ex(pg, options.stats);
+  // The payload: this rank's first run's start (8 bytes), then its events.
+  std::string mine(sizeof(std::int64_t), '\0');
+  const std::int64_t epoch = runs.empty() ? 0 : runs.front().epoch_ns;
+  std::memcpy(mine.data(), &epoch, sizeof epoch);
+  detail::append_chrome_events(
+      mine, runs, "recorder: " + std::string(name) + " forward, rank " + std::to_string(ex.rank()),
+      ex.rank() + 1);
+  using H = detail::MergeHeader;
+  const std::vector<H> headers =
+      ex.headers(H::make(detail::MergeKind::chrome_trace, options.root, -1, mine.size()));
+  detail::check_headers(ex, headers);
+  if (headers[0][H::f_root] < 0)
+    ex.fail("gather_chrome_trace needs a root rank (GatherOptions::root), not " +
+            std::to_string(headers[0][H::f_root]));
+  const std::vector<std::string> all = ex.payloads(headers, mine, options.root, "the runs");
+  if (all.empty()) return {};
+  std::int64_t base = 0;
+  for (const std::string& p : all) {
+    std::int64_t e = 0;
+    std::memcpy(&e, p.data(), sizeof e);
+    if (e != 0 && (base == 0 || e < base)) base = e;
+  }
+  std::string out = detail::chrome_trace_head(base, name);
+  for (std::size_t r = 0; r < all.size(); ++r) {
+    if (r > 0) out += ",\n";
+    out.append(all[r], sizeof(std::int64_t));
+  }
+  out += detail::chrome_trace_tail;
   return out;
 }
 

@@ -1,4 +1,4 @@
-// merge_across / merged_across / gather_traces on 2 real ranks: each test case re-executes this
+// merge_across / merged_across / gather_traces / gather_chrome_trace on 2 real ranks: each test case re-executes this
 // program twice (`--rank <scenario> <folder> <rank> <world>`), the ranks meeting through a
 // FileStore in a fresh folder and a Gloo group on 127.0.0.1. A rank checks what it got and
 // exits 0, or prints why not and exits 1; the test case asserts both exit codes (and reads the
@@ -487,6 +487,53 @@ void scenario_traces(const Rank& r) {
   expect(dot(all[1]).find("Linear") != std::string::npos, "rank 1's trace renders");
 }
 
+// gather_chrome_trace: the root gets one trace with a process per rank, its own events exactly
+// as chrome_trace_json writes them but for the process's id and name.
+void scenario_chrome(const Rank& r) {
+  Net net = make_net();
+  rr::Timing<rd::Mean> timing;
+  {
+    recorder::Tracer<rr::Timing<rd::Mean>> t({.no_grad = true}, timing);
+    for (int i = 0; i < 2 + r.rank; ++i) t.run(net, batch(i));  // rank 0: 2 runs, rank 1: 3
+  }
+  recorder::MergeStats stats;
+  const std::string json =
+      recorder::gather_chrome_trace(timing.runs(), "Net", r.pg, {.root = 0, .stats = &stats});
+  expect(stats.collectives == 2, "gather_chrome_trace: collectives");
+  if (r.rank != 0) {
+    expect(json.empty(), "a non-root rank got a trace");
+    return;
+  }
+  const std::string own = recorder::chrome_trace_json(timing.runs(), "Net");
+  const auto events_of = [](const std::string& trace) {
+    const std::size_t from = trace.find("\"traceEvents\": [\n") + 17;
+    return trace.substr(from, trace.size() - from - 4);
+  };
+  // Rank 0's events are its single-process trace's, as process 1 named for its rank.
+  std::string mine = events_of(own);
+  const std::string plain_name = "\"recorder: Net forward\"";
+  mine.replace(mine.find(plain_name), plain_name.size(), "\"recorder: Net forward, rank 0\"");
+  const std::string all = events_of(json);
+  expect(all.starts_with(mine +
+                         ",\n{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": 2, "
+                         "\"tid\": 0, \"args\": {\"name\": \"recorder: Net forward, rank 1\"}}"),
+         "rank 0's events, then rank 1's process");
+  expect(json.ends_with("}}\n]}\n") && own.ends_with("}}\n]}\n"), "the trace's end");
+  // Rank 1's 3 runs: each a call of the root, of fc, of act and the ops between them.
+  const auto count = [&](const std::string& what) {
+    std::size_t n = 0;
+    for (auto at = json.find(what); at != std::string::npos; at = json.find(what, at + 1)) ++n;
+    return n;
+  };
+  const std::size_t per_run = timing.runs()[0].spans.size() + timing.runs()[0].ops.size();
+  expect(count("\"pid\": 1, \"tid\": 1, \"ts\"") == 2 * per_run, "rank 0's events");
+  expect(count("\"pid\": 2, \"tid\": 1, \"ts\"") == 3 * per_run, "rank 1's events");
+  expect(count("\"run\": 2") == per_run, "only rank 1 has a third run");
+  const std::string base = "\"baseTimeNanoseconds\": ";
+  const std::int64_t base_ns = std::stoll(json.substr(json.find(base) + base.size()));
+  expect(base_ns > 0 && base_ns <= timing.runs()[0].epoch_ns, "the earliest rank's start");
+}
+
 // Files for Python: rank 0 saves each merged reduction; the test case writes the batches.
 void scenario_python(const Rank& r) {
   Net net = make_net();
@@ -533,6 +580,7 @@ int rank_main(int argc, char** argv) {
         {"timing", [&] { scenario_timing(r); }},
         {"script", [&] { scenario_script(r); }},
         {"traces", [&] { scenario_traces(r); }},
+        {"chrome", [&] { scenario_chrome(r); }},
         {"python", [&] { scenario_python(r); }},
     };
     scenarios.at(scenario)();
@@ -603,6 +651,10 @@ BOOST_AUTO_TEST_CASE(torchscript_recordings_merge_too) { Ranks().expect_ok("scri
 
 BOOST_AUTO_TEST_CASE(gather_traces_gives_the_root_every_ranks_graph) {
   Ranks().expect_ok("traces");
+}
+
+BOOST_AUTO_TEST_CASE(gather_chrome_trace_gives_the_root_one_trace_with_a_process_per_rank) {
+  Ranks().expect_ok("chrome");
 }
 
 BOOST_AUTO_TEST_CASE(the_merged_files_load_in_python_and_match_python_s_statistics) {
