@@ -470,6 +470,7 @@ struct ProfileArgs {
   int runs = 20;
   int depth = 3;
   bool backward = false;
+  bool expand_nested = false;
   std::string out;
   std::string draw;
   RankArgs ranks;
@@ -559,7 +560,7 @@ int profile_with(const ProfileArgs& a, const RankPlace& place, c10d::ProcessGrou
               << " module calls and " << runs.back().ops.size() << " ops each\n";
   }
   if (!a.draw.empty()) {
-    const recorder::RenderOptions ro{.depth = a.depth};
+    const recorder::RenderOptions ro{.depth = a.depth, .expand_nested = a.expand_nested};
     const std::filesystem::path path(a.draw);
     std::filesystem::path written;
     if (path.extension() == ".svg")
@@ -894,6 +895,9 @@ int main(int argc, char** argv) {
   sub_profile->add_flag("--backward", profile.backward,
                         "Also time each call's backward (the inputs require grad; the sum of "
                         "the outputs is back-propagated): a second span set in the trace");
+  sub_profile->add_flag("--expand-nested", profile.expand_nested,
+                        "--draw: composite modules as clusters, each with its time and a border "
+                        "coloured by it");
   add_rank_options(*sub_profile, profile.ranks,
                    "rank r times runs on batches r, r+N, ...; rank 0 prints the times over "
                    "every rank and writes -o, a trace with a process per rank");

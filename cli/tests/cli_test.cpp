@@ -315,6 +315,24 @@ BOOST_AUTO_TEST_CASE(profile_times_every_call_and_writes_a_chrome_trace) {
                  .err == "recorder: --runs must be at least 1\n");
 }
 
+BOOST_AUTO_TEST_CASE(profile_draws_nested_modules_as_clusters_bordered_by_time) {
+  const fs::path dir = scratch("profile_nested");
+  const std::string out = (dir / "nested.dot").string();
+  const Run r =
+      recorder_cli({"profile", model("resnet18_script.pt"), "--input-size", "1,3,64,64", "--warmup",
+                    "0", "--runs", "1", "--depth", "2", "--expand-nested", "--draw", out});
+  BOOST_TEST(r.code == 0, r.err);
+  // layer1..layer4 are clusters around their BasicBlocks, each bordered and labelled by time;
+  // the hottest of them gets the darkest step.
+  const std::string dot = read(out);
+  BOOST_TEST(occurrences(dot, "subgraph cluster_") == 4u);
+  BOOST_TEST(occurrences(dot, "> labeljust=l style=dashed color=\"#") == 4u);
+  BOOST_TEST(
+      occurrences(dot, "%)> labeljust=l style=dashed color=\"#7f0000\" penwidth=2 tooltip=") == 1u);
+  // conv1, bn1, relu, maxpool, the 8 BasicBlocks, avgpool, fc
+  BOOST_TEST(occurrences(dot, "fillcolor=\"#") == 14u);
+}
+
 BOOST_AUTO_TEST_CASE(profile_on_local_ranks_times_every_rank_into_one_table_and_one_trace) {
   // 2 ranks on 127.0.0.1, 3 timed runs each: rank 0 prints the means over the 6 runs and writes
   // one Chrome trace with a process per rank (Python loads it and checks each rank's runs).

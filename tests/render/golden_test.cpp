@@ -110,6 +110,15 @@ BOOST_AUTO_TEST_CASE(time_golden) {
   BOOST_TEST(d1.find("xlabel=\"1.25 ms (12.5%)\"") != std::string::npos);
   BOOST_TEST(d1.find("xlabel=\"200 us (2.0%)\"") != std::string::npos);
   BOOST_CHECK_THROW(render_to_string<backend::TimeDot>(t, {}), std::invalid_argument);
+  // Nested: each timed cluster gets a border of its step among the clusters and its time under
+  // its title; layer1.1's calls inside were not timed, so its nodes keep the house look.
+  const std::string nested = render_to_string(t, {.depth = std::nullopt, .expand_nested = true},
+                                              backend::TimeDot{.times = &times});
+  check_golden("residual_time_nested.dot", nested);
+  BOOST_TEST(nested.find("<BR/>6 ms (60.0%)> labeljust=l style=dashed color=\"#7f0000\" "
+                         "penwidth=2 tooltip=\"6 ms (60.0%)\"\n") != std::string::npos);
+  BOOST_TEST(nested.find("<BR/>4 ms (40.0%)> labeljust=l style=dashed color=\"#d7301f\"") !=
+             std::string::npos);
 
   const SummaryOptions o{.depth = 2,
                          .columns = {SummaryColumn::output_size, SummaryColumn::time,

@@ -103,10 +103,12 @@ inline void write_dot_node(const Graph& g, const RenderOptions& options, const V
   out += "]\n";
 }
 
-/// Writes the DOT text of visible graph `vg` of `trace`, with one style per node and edge.
+/// Writes the DOT text of visible graph `vg` of `trace`, with one style per node and edge, and
+/// per cluster when `cluster_styles` is given.
 inline void write_dot(const Trace& trace, const RenderOptions& options, const VisibleGraph& vg,
                       const std::vector<NodeStyle>& node_styles,
-                      const std::vector<EdgeStyle>& edge_styles, std::string& out) {
+                      const std::vector<EdgeStyle>& edge_styles, std::string& out,
+                      const std::vector<ClusterStyle>* cluster_styles = nullptr) {
   const Graph& g = trace.graph;
   const std::string& name = options.graph_name.empty() ? trace.model_name : options.graph_name;
   out.reserve(out.size() + 512 + vg.nodes.size() * 330 + vg.edges.size() * 16);
@@ -135,8 +137,13 @@ inline void write_dot(const Trace& trace, const RenderOptions& options, const Vi
         const NodeId call = vg.clusters[k].call;
         const ModuleInfo& m = g.module_of(call);
         const std::uint32_t rolled = options.roll && m.param_count > 0 ? m.calls : 1;
-        append(out, indent, "\tfontsize=12 label=<", dot_module_title(g, call, rolled),
-               "> labeljust=l style=dashed\n");
+        const ClusterStyle* style = cluster_styles ? &(*cluster_styles)[k] : nullptr;
+        append(out, indent, "\tfontsize=12 label=<", dot_module_title(g, call, rolled));
+        if (style && !style->note.empty()) append(out, "<BR/>", html_escape(style->note));
+        out += "> labeljust=l style=dashed";
+        if (style && !style->color.empty()) append(out, " color=", dot_value(style->color));
+        if (style && !style->extra.empty()) append(out, " ", style->extra);
+        out += '\n';
       },
       [&](std::size_t, std::size_t level) { append(out, tabs(level), "}\n"); });
 

@@ -20,6 +20,15 @@ struct NodeStyle {
   friend bool operator==(const NodeStyle&, const NodeStyle&) = default;
 };
 
+/// What a drawing adds to one cluster (`expand_nested`), beyond the house look (dashed, its
+/// module's title as label). An empty field writes nothing.
+struct ClusterStyle {
+  std::string color{};  ///< the border's colour: `color=...`
+  std::string note{};   ///< a line added under the title (plain text: escaped when written)
+  std::string extra{};  ///< further attributes written verbatim: `penwidth=2 tooltip="..."`
+  friend bool operator==(const ClusterStyle&, const ClusterStyle&) = default;
+};
+
 /// The Graphviz attributes a styler gives one edge. An empty field writes nothing.
 struct EdgeStyle {
   std::string color{};  ///< `color=...`

@@ -34,9 +34,22 @@ inline std::size_t time_step(double fraction) {
       static_cast<std::size_t>(f * static_cast<double>(time_palette.size())));
 }
 
+/// A call's time, with its share of the root's when that is known: "1.2 ms (34.5%)".
+inline std::string time_share_text(double ns, double total) {
+  std::string text = duration_text(ns);
+  if (total > 0) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, " (%.1f%%)", ns / total * 100.0);
+    text += buf;
+  }
+  return text;
+}
+
 /// The house styles with every drawn module call that was timed coloured by its time (relative
 /// to the slowest drawn call) and labelled outside with its time and share of the root's
-/// (`xlabel`, also the tooltip). Nodes never timed keep the house look.
+/// (`xlabel`, also the tooltip). With `expand_nested`, each timed cluster gets a border of its
+/// colour (relative to the slowest cluster: a cluster holds its nodes' time, so it is not
+/// compared with them) and its time under its title. What was never timed keeps the house look.
 inline void write_time_dot(const Trace& trace, const RenderOptions& options, const CallTimes& times,
                            std::string& out) {
   const Graph& g = trace.graph;
@@ -58,13 +71,7 @@ inline void write_time_dot(const Trace& trace, const RenderOptions& options, con
     const std::size_t step = time_step(hottest > 0 ? *t[i] / hottest : 0.0);
     NodeStyle& s = node_styles[i];
     s.fillcolor = std::string(time_palette[step]);
-    std::string text = duration_text(*t[i]);
-    if (total > 0) {
-      char buf[32];
-      std::snprintf(buf, sizeof buf, " (%.1f%%)", *t[i] / total * 100.0);
-      text += buf;
-    }
-    const std::string quoted = dot_quoted(text);
+    const std::string quoted = dot_quoted(time_share_text(*t[i], total));
     s.extra = "xlabel=" + quoted + " tooltip=" + quoted;
     if (step >= 6) s.extra += " fontcolor=white";
   }
@@ -72,7 +79,22 @@ inline void write_time_dot(const Trace& trace, const RenderOptions& options, con
   edge_styles.reserve(vg.edges.size());
   for (const VisibleEdge& e : vg.edges)
     edge_styles.push_back(DefaultStyler::edge_style(trace, vg, e));
-  write_dot(trace, options, vg, node_styles, edge_styles, out);
+  std::vector<ClusterStyle> cluster_styles(vg.clusters.size());
+  std::vector<std::optional<double>> ct(vg.clusters.size());
+  double hottest_cluster = 0;
+  for (std::size_t k = 0; k < vg.clusters.size(); ++k) {
+    ct[k] = times.of(g, vg.clusters[k].call);
+    if (ct[k]) hottest_cluster = std::max(hottest_cluster, *ct[k]);
+  }
+  for (std::size_t k = 0; k < vg.clusters.size(); ++k) {
+    if (!ct[k]) continue;
+    const std::size_t step = time_step(hottest_cluster > 0 ? *ct[k] / hottest_cluster : 0.0);
+    ClusterStyle& s = cluster_styles[k];
+    s.color = std::string(time_palette[step]);
+    s.note = time_share_text(*ct[k], total);
+    s.extra = "penwidth=2 tooltip=" + dot_quoted(s.note);
+  }
+  write_dot(trace, options, vg, node_styles, edge_styles, out, &cluster_styles);
 }
 
 }  // namespace detail
