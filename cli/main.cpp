@@ -397,22 +397,6 @@ RankPlace rank_place(const RankArgs& a) {
   return p;
 }
 
-/// Checks the rank options; true when this process should spawn `--local-ranks` ranks.
-bool spawns_ranks(const RankArgs& a) {
-  if (a.local_ranks == 0 && !a.distributed && a.rank_of.empty()) return false;
-#ifndef RECORDER_CLI_DISTRIBUTED
-  throw UsageError(
-      "recorder: this recorder was built without libgloo-dev: no --local-ranks "
-      "or --distributed");
-#else
-  if (a.local_ranks < 0 || a.local_ranks > 64)
-    throw UsageError("recorder: --local-ranks takes 1 to 64, not " + std::to_string(a.local_ranks));
-  if (a.local_ranks != 0 && a.distributed)
-    throw UsageError("recorder: give --local-ranks or --distributed, not both");
-  return a.local_ranks != 0;
-#endif
-}
-
 #ifdef RECORDER_CLI_DISTRIBUTED
 /// The c10d group of a rank (`place.joined`); empty for one process alone.
 launch::Group join_group(const RankPlace& place) {
@@ -454,6 +438,24 @@ int spawn_ranks(int local_ranks) {
   return 0;
 }
 #endif
+
+/// Checks the rank options. With `--local-ranks`, runs the ranks and gives their exit code;
+/// otherwise nothing: this process does the work, alone or as one rank of a job.
+std::optional<int> run_local_ranks(const RankArgs& a) {
+  if (a.local_ranks == 0 && !a.distributed && a.rank_of.empty()) return std::nullopt;
+#ifndef RECORDER_CLI_DISTRIBUTED
+  throw UsageError(
+      "recorder: this recorder was built without libgloo-dev: no --local-ranks "
+      "or --distributed");
+#else
+  if (a.local_ranks < 0 || a.local_ranks > 64)
+    throw UsageError("recorder: --local-ranks takes 1 to 64, not " + std::to_string(a.local_ranks));
+  if (a.local_ranks != 0 && a.distributed)
+    throw UsageError("recorder: give --local-ranks or --distributed, not both");
+  if (a.local_ranks == 0) return std::nullopt;
+  return spawn_ranks(a.local_ranks);
+#endif
+}
 
 /// "1 batch", "3 batches".
 std::string counted(std::size_t n, std::string_view noun) {
@@ -588,13 +590,12 @@ int run_profile(const ProfileArgs& a) {
   if (a.warmup < 0) throw UsageError("recorder: --warmup must be 0 or more");
   if (!a.out.empty()) cli::check_writable(a.out);
   if (!a.draw.empty()) cli::check_writable(a.draw);
+  if (const auto code = run_local_ranks(a.ranks)) return *code;
 #ifdef RECORDER_CLI_DISTRIBUTED
-  if (spawns_ranks(a.ranks)) return spawn_ranks(a.ranks.local_ranks);
   const RankPlace place = rank_place(a.ranks);
   const launch::Group group = join_group(place);
   c10d::ProcessGroup* pg = group.get();
 #else
-  (void)spawns_ranks(a.ranks);
   const RankPlace place;
   c10d::ProcessGroup* pg = nullptr;
 #endif
@@ -732,11 +733,7 @@ int run_record(const RecordArgs& a) {
   if (std::filesystem::path(a.out).extension().empty())
     throw UsageError("recorder: -o '" + a.out + "' needs an extension, like acts.pt");
   cli::check_writable(a.out);
-#ifdef RECORDER_CLI_DISTRIBUTED
-  if (spawns_ranks(a.ranks)) return spawn_ranks(a.ranks.local_ranks);
-#else
-  (void)spawns_ranks(a.ranks);
-#endif
+  if (const auto code = run_local_ranks(a.ranks)) return *code;
   using W = recorder::CapturePoint;
   switch (what) {
     case cli::Record::output:

@@ -500,10 +500,19 @@ void scenario_chrome(const Rank& r) {
   const std::string json =
       recorder::gather_chrome_trace(timing.runs(), "Net", r.pg, {.root = 0, .stats = &stats});
   expect(stats.collectives == 2, "gather_chrome_trace: collectives");
+  // A name JSON must escape (quotes, a backslash, a newline) is escaped wherever it is written.
+  const std::string odd =
+      recorder::gather_chrome_trace(timing.runs(), "a \"b\"\\c\n<d>", r.pg, {.root = 0});
   if (r.rank != 0) {
-    expect(json.empty(), "a non-root rank got a trace");
+    expect(json.empty() && odd.empty(), "a non-root rank got a trace");
     return;
   }
+  const std::string escaped = "a \\\"b\\\"\\\\c\\n<d>";
+  expect(odd.find("\"model\": \"" + escaped + "\"}") != std::string::npos &&
+             odd.find("\"recorder: " + escaped + " forward, rank 0\"") != std::string::npos &&
+             odd.find("\"recorder: " + escaped + " forward, rank 1\"") != std::string::npos &&
+             odd.find('\n' + std::string("<d>")) == std::string::npos,
+         "the name is escaped");
   const std::string own = recorder::chrome_trace_json(timing.runs(), "Net");
   const auto events_of = [](const std::string& trace) {
     const std::size_t from = trace.find("\"traceEvents\": [\n") + 17;

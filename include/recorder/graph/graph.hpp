@@ -214,9 +214,8 @@ class Graph {
   /// The bytes this graph's own storage takes (vector capacities, and the strings its module
   /// records own), not counting the interned-string pool it shares with its copies.
   std::size_t memory_bytes() const noexcept {
-    std::size_t n = tables_bytes(flat_tables(*this)) + capacity_bytes(modules_, depth_counters_);
-    for (const ModuleInfo& m : modules_) n += heap_bytes(m);
-    return n;
+    return tables_bytes(flat_tables(*this)) + capacity_bytes(modules_, depth_counters_) +
+           records_bytes(modules_);
   }
 
   // ---- appending -------------------------------------------------------------------
@@ -488,9 +487,8 @@ class Graph {
     std::size_t bytes() const noexcept { return tables_bytes(tables(*this)); }
     /// The module records' bytes, the ones moved out excepted.
     std::size_t module_bytes() const noexcept {
-      std::size_t n = capacity_bytes(modules, module_room);
-      for (std::size_t i = next_module; i < modules.size(); ++i) n += heap_bytes(modules[i]);
-      return n;
+      return capacity_bytes(modules, module_room) +
+             records_bytes(std::span<const ModuleInfo>(modules).subspan(next_module));
     }
   };
 
@@ -522,6 +520,12 @@ class Graph {
         str(m.path) + str(m.name) + str(m.class_name) + capacity_bytes(m.params, m.attributes);
     for (const ParamInfo& p : m.params) n += str(p.name) + capacity_bytes(p.shape);
     for (const auto& [k, v] : m.attributes) n += str(k) + str(v);
+    return n;
+  }
+  /// The bytes the strings and vectors of `records` take on the heap.
+  static std::size_t records_bytes(std::span<const ModuleInfo> records) noexcept {
+    std::size_t n = 0;
+    for (const ModuleInfo& m : records) n += heap_bytes(m);
     return n;
   }
 
@@ -564,9 +568,7 @@ class Graph {
     if (modules_.empty() && modules_.capacity() > c->module_room.capacity())
       c->module_room.swap(modules_);  // a graph that registered no module gives back its room
     if (modules_.size() <= c->modules.size() - c->next_module) return;
-    std::size_t mine = capacity_bytes(modules_);
-    for (const ModuleInfo& m : modules_) mine += heap_bytes(m);
-    if (mine > thread_cache_limit) return;
+    if (capacity_bytes(modules_) + records_bytes(modules_) > thread_cache_limit) return;
     c->modules.clear();  // records moved out, and the ones not reused
     if (c->modules.capacity() > c->module_room.capacity()) c->module_room.swap(c->modules);
     c->modules.swap(modules_);
