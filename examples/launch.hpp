@@ -1,11 +1,17 @@
 #pragma once
-/// Starting the ranks of a c10d job on one machine, as C++ users must (libtorch 1.13 has no C++
+/// Starting the ranks of a c10d job on one machine, as C++ users must (libtorch has no C++
 /// launcher): a Gloo process group from torchrun's environment or from a FileStore, and N ranks
-/// of this very program spawned on 127.0.0.1. Needs libgloo-dev (ProcessGroupGloo's headers).
-/// Shared by examples/distributed_stats.cpp, tests/distributed and benchmarks/bench_distributed.
+/// of this very program spawned on 127.0.0.1. Needs libgloo-dev (ProcessGroupGloo's headers;
+/// libtorch 2.x's own headers guard what newer Gloo releases added, so Debian 12's Gloo serves
+/// both libtorch versions). Shared by examples/distributed_stats.cpp, tests/distributed,
+/// benchmarks/bench_distributed and the command line. The group-creation code here is, beside
+/// <recorder/torch_version.hpp>, the one place that branches on the libtorch version.
+
+#include <recorder/torch_version.hpp>
 
 #include <torch/csrc/distributed/c10d/FileStore.hpp>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
@@ -35,7 +41,18 @@ inline Group gloo_group(const c10::intrusive_ptr<c10d::Store>& store, int rank, 
   auto options = c10d::ProcessGroupGloo::Options::create(timeout);
   // Always an explicit device: createDefaultDevice() binds to whatever the hostname resolves to.
   options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
+#if RECORDER_TORCH_AT_LEAST(2, 5)
+  // From 2.0 the Gloo object is a c10d::Backend: a ProcessGroup holds it as the CPU backend, as
+  // Python's init_process_group("gloo") builds it (2.0-2.4 took Options here; not supported).
+  auto backend = c10::make_intrusive<c10d::ProcessGroupGloo>(store, rank, world, options);
+  auto group = c10::make_intrusive<c10d::ProcessGroup>(store, rank, world);
+  group->setDefaultBackend(c10d::ProcessGroup::BackendType::GLOO);
+  group->setBackend(c10::DeviceType::CPU, c10d::ProcessGroup::BackendType::GLOO,
+                    c10::intrusive_ptr<c10d::Backend>(std::move(backend)));
+  return group;
+#else
   return c10::make_intrusive<c10d::ProcessGroupGloo>(store, rank, world, options);
+#endif
 }
 
 /// Rank `rank` of `world` meeting through the file `store_file` (a fresh folder per job: a
@@ -72,6 +89,10 @@ inline Group env_group(std::chrono::milliseconds timeout) {
   const bool agent = env("TORCHELASTIC_USE_AGENT_STORE", "False") == "True";
   o.isServer = !agent && rank == 0;
   o.waitWorkers = false;
+#if RECORDER_TORCH_AT_LEAST(2, 4)
+  // libuv is the default from 2.4; builds without it (Debian's) refuse it, clients included.
+  o.useLibUV = false;
+#endif
   c10::intrusive_ptr<c10d::Store> store =
       c10::make_intrusive<c10d::TCPStore>(env("MASTER_ADDR"), o);
   if (agent)

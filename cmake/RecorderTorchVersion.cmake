@@ -1,0 +1,35 @@
+# The libtorch versions recorder supports: 1.13 and 2.5 or newer (include/recorder/torch_version.hpp
+# says why 2.0-2.4 are not). Anything else stops at configure time with one line.
+#
+#   recorder_check_torch_version()   after find_package(Torch); sets RECORDER_TORCH_VERSION
+#                                    ("1.13", "2.13": major.minor) in the caller's scope
+include_guard(GLOBAL)
+
+function(recorder_check_torch_version)
+  set(version "${Torch_VERSION}")
+  if(version STREQUAL "" AND TARGET torch)
+    # Found by a parent project some other way: read the header every libtorch has.
+    get_target_property(dirs torch INTERFACE_INCLUDE_DIRECTORIES)
+    foreach(d IN LISTS dirs)
+      foreach(h IN ITEMS "${d}/torch/headeronly/version.h" "${d}/torch/version.h")
+        if(version STREQUAL "" AND EXISTS "${h}")
+          file(STRINGS "${h}" lines REGEX "#define TORCH_VERSION_(MAJOR|MINOR) ")
+          string(REGEX REPLACE ".*MAJOR ([0-9]+).*" "\\1" major "${lines}")
+          string(REGEX REPLACE ".*MINOR ([0-9]+).*" "\\1" minor "${lines}")
+          if(major MATCHES "^[0-9]+$" AND minor MATCHES "^[0-9]+$")
+            set(version "${major}.${minor}")
+          endif()
+        endif()
+      endforeach()
+    endforeach()
+  endif()
+  if(NOT version MATCHES "^([0-9]+)\\.([0-9]+)")
+    message(FATAL_ERROR "recorder: cannot tell the version of the libtorch found (${Torch_DIR}): recorder supports libtorch 1.13 and 2.5 or newer")
+  endif()
+  set(mm "${CMAKE_MATCH_1}.${CMAKE_MATCH_2}")
+  if(mm VERSION_LESS 1.13 OR (mm VERSION_GREATER_EQUAL 2.0 AND mm VERSION_LESS 2.5))
+    message(FATAL_ERROR "recorder: libtorch ${version} (${Torch_DIR}) is not supported: use libtorch 1.13 or 2.5 or newer")
+  endif()
+  message(STATUS "recorder: libtorch ${version} (${Torch_DIR})")
+  set(RECORDER_TORCH_VERSION "${mm}" PARENT_SCOPE)
+endfunction()
