@@ -160,10 +160,14 @@ BOOST_AUTO_TEST_CASE(float_histogram_equals_histc_in_double) {
     for (const std::size_t n :
          {std::size_t{1}, std::size_t{9}, std::size_t{300}, std::size_t{3001}}) {
       const auto x = edgy(g, n, bins, lo, hi);
-      std::vector<std::int64_t> got(static_cast<std::size_t>(bins), 5), want = got;
-      loops::histogram(got.data(), x.data(), n, bins, lo, hi);
-      loops::histogram_exact(want.data(), x.data(), n, bins, lo, hi);
-      BOOST_TEST(got == want, "lo " << lo << ", hi " << hi << ", bins " << bins << ", n " << n);
+      // Either histc expression (1.13's and 2.x's): the float loop rechecks with the one asked.
+      for (const auto rule : {loops::HistcRule::divide_first, loops::HistcRule::multiply_first}) {
+        std::vector<std::int64_t> got(static_cast<std::size_t>(bins), 5), want = got;
+        loops::histogram(got.data(), x.data(), n, bins, lo, hi, rule);
+        loops::histogram_exact(want.data(), x.data(), n, bins, lo, hi, rule);
+        BOOST_TEST(got == want, "lo " << lo << ", hi " << hi << ", bins " << bins << ", n " << n
+                                      << ", rule " << static_cast<int>(rule));
+      }
     }
   }
 }
@@ -184,6 +188,20 @@ BOOST_AUTO_TEST_CASE(portable_float_slots_are_exact) {
       BOOST_TEST(counted == b.exact_slot(x[i]), "x = " << x[i]);
     }
   }
+}
+
+// libtorch 1.13 divides by the range first, 2.x multiplies by the bin count first: -0.3 of
+// [-1.5, 1.5] in 10 bins is 1.2 / 3 * 10 = 3.9999999999999996 one way, 1.2 * 10 / 3 = 4 the other.
+BOOST_AUTO_TEST_CASE(the_two_histc_expressions_differ_at_a_bin_edge) {
+  const double v = -0.30000000000000004;
+  BOOST_TEST(loops::histc_bin(v, -1.5, 1.5, 10, loops::HistcRule::divide_first) == 3);
+  BOOST_TEST(loops::histc_bin(v, -1.5, 1.5, 10, loops::HistcRule::multiply_first) == 4);
+  std::vector<std::int64_t> one(10, 0), other(10, 0);
+  const double vd[] = {v};
+  loops::histogram(one.data(), vd, 1, 10, -1.5, 1.5, loops::HistcRule::divide_first);
+  loops::histogram(other.data(), vd, 1, 10, -1.5, 1.5, loops::HistcRule::multiply_first);
+  BOOST_TEST(one[3] == 1);
+  BOOST_TEST(other[4] == 1);
 }
 
 BOOST_AUTO_TEST_CASE(double_histogram_is_histc) {

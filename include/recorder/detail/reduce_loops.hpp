@@ -168,10 +168,21 @@ void min_max(S* lo, S* hi, const S* x, std::size_t n) {
 
 // ---- histograms ---------------------------------------------------------------------------------
 
-/// The bin of `v` in `bins` equal-width bins over `[lo, hi]` (`v` in `[lo, hi]`): libtorch
-/// 1.13's `torch.histc` expression in double, rounding included (`value_ops<double>`'s).
-inline std::int64_t histc_bin(double v, double lo, double hi, std::int64_t bins) {
-  auto pos = static_cast<std::int64_t>((v - lo) / (hi - lo) * static_cast<double>(bins));
+/// How `torch.histc` computes an element's bin, in double: libtorch 1.13 divides by the range
+/// first, `(v - lo) / (hi - lo) * bins`; PyTorch 2.0 and later multiply by the bin count first,
+/// `(v - lo) * bins / (hi - lo)` (pytorch#87832, which made the CPU agree with CUDA). The two
+/// differ only for values within rounding of a bin edge: -0.3 of [-1.5, 1.5] in 10 bins is bin 3
+/// one way and bin 4 the other. `recorder::histc_divides_first` (torch_version.hpp) says which
+/// the libtorch in use does.
+enum class HistcRule : std::uint8_t { divide_first, multiply_first };
+
+/// The bin of `v` in `bins` equal-width bins over `[lo, hi]` (`v` in `[lo, hi]`): `torch.histc`'s
+/// expression in double, rounding included.
+inline std::int64_t histc_bin(double v, double lo, double hi, std::int64_t bins,
+                              HistcRule rule = HistcRule::multiply_first) {
+  const double b = static_cast<double>(bins);
+  auto pos = static_cast<std::int64_t>(rule == HistcRule::divide_first ? (v - lo) / (hi - lo) * b
+                                                                       : (v - lo) * b / (hi - lo));
   return pos >= bins ? bins - 1 : pos;
 }
 
@@ -179,19 +190,20 @@ inline std::int64_t histc_bin(double v, double lo, double hi, std::int64_t bins)
 /// and bins the float32 loop does not take).
 template <class S>
 void histogram_exact(std::int64_t* counts, const S* x, std::size_t n, std::int64_t bins, double lo,
-                     double hi) {
+                     double hi, HistcRule rule = HistcRule::multiply_first) {
   for (std::size_t i = 0; i < n; ++i) {
     const double v = static_cast<double>(x[i]);
     if (!(v >= lo && v <= hi)) continue;  // outside, or NaN
-    ++counts[histc_bin(v, lo, hi, bins)];
+    ++counts[histc_bin(v, lo, hi, bins, rule)];
   }
 }
 
 /// The float32 histogram loop's constants, computed once per call. It bins in float:
 /// `a = (v - lo_f) * scale + 1`, clamped to `[0.5, bins + 1.5]`, then truncated, so slot 0
 /// holds what lies below `lo` (and NaN), slots 1 to `bins` the bins, slot `bins + 1` what lies
-/// above `hi`. `a - 1` is within `slack` of `histc`'s exact position `(v - lo) / (hi - lo) *
-/// bins`, so the slot is exact unless an integer lies within `slack` of `a`; those elements
+/// above `hi`. `a - 1` is within `slack` of `histc`'s exact position (`(v - lo) / (hi - lo) *
+/// bins` or `(v - lo) * bins / (hi - lo)`, `HistcRule`), so the slot is exact unless an integer
+/// lies within `slack` of `a`; those elements
 /// (about 2 slack of them, 1e-4 at 64 bins over [-4, 4]) are binned again with `histc_bin`.
 ///
 /// The bound, with u = 2^-24: rounding lo, v - lo_f, scale and the product costs
@@ -201,16 +213,19 @@ struct FloatBins {
   float lo_f, scale, top, slack;  ///< `top`: `bins + 1.5`
   std::int32_t bins;
   double lo, hi;
+  HistcRule rule;
 
   /// False when float32 arithmetic cannot bound the bins tightly (bounds beyond float range,
   /// more than 2^20 bins, a scale outside [2^-126, 2^100], a slack of a quarter bin or more).
-  static bool make(std::int64_t bins, double lo, double hi, FloatBins& out) {
+  static bool make(std::int64_t bins, double lo, double hi, FloatBins& out,
+                   HistcRule rule = HistcRule::multiply_first) {
     constexpr double fmax = std::numeric_limits<float>::max();
     if (bins < 1 || bins > (1 << 20) || !(std::abs(lo) < fmax / 2) || !(std::abs(hi) < fmax / 2))
       return false;
     const double scale = static_cast<double>(bins) / (hi - lo);
     out.lo = lo;
     out.hi = hi;
+    out.rule = rule;
     out.bins = static_cast<std::int32_t>(bins);
     out.lo_f = static_cast<float>(lo);
     out.scale = static_cast<float>(scale);
@@ -225,7 +240,7 @@ struct FloatBins {
   std::int32_t exact_slot(float v) const {
     const double d = static_cast<double>(v);
     if (!(d >= lo && d <= hi)) return 0;
-    return static_cast<std::int32_t>(histc_bin(d, lo, hi, bins)) + 1;
+    return static_cast<std::int32_t>(histc_bin(d, lo, hi, bins, rule)) + 1;
   }
 };
 
@@ -311,9 +326,10 @@ inline void count_slots(std::uint32_t* tables, std::size_t stride, const std::in
 /// Adds `torch.histc`'s counts of `x` (`bins` equal-width bins over `[lo, hi]`, `hi` in the
 /// last, outside and NaN not counted) to `counts`: the same counts as `histogram_exact`.
 inline void histogram(std::int64_t* counts, const float* x, std::size_t n, std::int64_t bins,
-                      double lo, double hi) {
+                      double lo, double hi, HistcRule rule = HistcRule::multiply_first) {
   FloatBins b{};
-  if (!FloatBins::make(bins, lo, hi, b)) return histogram_exact(counts, x, n, bins, lo, hi);
+  if (!FloatBins::make(bins, lo, hi, b, rule))
+    return histogram_exact(counts, x, n, bins, lo, hi, rule);
   const auto stride = static_cast<std::size_t>(bins) + 2;
   constexpr std::size_t block = 256, on_stack = 4 * 1026;  // up to 1,024 bins on the stack
   std::uint32_t stack_tables[on_stack];
@@ -349,8 +365,8 @@ inline void histogram(std::int64_t* counts, const float* x, std::size_t n, std::
 }
 
 inline void histogram(std::int64_t* counts, const double* x, std::size_t n, std::int64_t bins,
-                      double lo, double hi) {
-  histogram_exact(counts, x, n, bins, lo, hi);
+                      double lo, double hi, HistcRule rule = HistcRule::multiply_first) {
+  histogram_exact(counts, x, n, bins, lo, hi, rule);
 }
 
 }  // namespace recorder::detail::loops

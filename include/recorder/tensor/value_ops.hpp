@@ -3,6 +3,7 @@
 
 #include <recorder/detail/reduce_loops.hpp>
 #include <recorder/policies/reduction/value_ops.hpp>
+#include <recorder/torch_version.hpp>
 
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/empty.h>
@@ -242,8 +243,9 @@ struct value_ops<at::Tensor> {
     return at::zeros({static_cast<std::int64_t>(bins)}, at::TensorOptions().dtype(at::kLong));
   }
 
-  /// Counts every element of `x` (any shape; floating, integer or bool) as `torch.histc` on a
-  /// float64 copy of `x` would, NaN left out.
+  /// Counts every element of `x` (any shape; floating, integer or bool) as the libtorch in use's
+  /// `torch.histc` on a float64 copy of `x` would (its rounding at bin edges included:
+  /// `histc_divides_first`), NaN left out.
   static void histogram_add(at::Tensor& counts, const at::Tensor& x, std::size_t bins, double lo,
                             double hi) {
     namespace tv = detail::tensor_values;
@@ -262,8 +264,10 @@ struct value_ops<at::Tensor> {
       tv::own(counts);
       std::int64_t* pc = counts.data_ptr<std::int64_t>();
       tv::with_elements(xd, [&](const auto* px) {
-        recorder::detail::loops::histogram(pc, px, static_cast<std::size_t>(xd.numel()), nbins, lo,
-                                           hi);
+        recorder::detail::loops::histogram(
+            pc, px, static_cast<std::size_t>(xd.numel()), nbins, lo, hi,
+            histc_divides_first ? recorder::detail::loops::HistcRule::divide_first
+                                : recorder::detail::loops::HistcRule::multiply_first);
       });
       return;
     }

@@ -54,9 +54,10 @@ namespace recorder::reduce {
 /// - `histogram_type histogram_zero(std::size_t bins)`;
 ///   `void histogram_add(histogram_type& counts, const T& x, std::size_t bins, double lo,
 ///   double hi)`: `torch.histc` semantics over every element of `x`: `bins` equal-width bins
-///   over `[lo, hi]`, an element `e` going to bin `floor((e - lo) / (hi - lo) * bins)`
-///   computed in double (libtorch 1.13's histc expression), `hi` in the last bin, elements
-///   outside `[lo, hi]` and NaN not counted;
+///   over `[lo, hi]`, an element `e` going to bin `floor((e - lo) * bins / (hi - lo))`
+///   computed in double (PyTorch 2.x's histc expression; the tensor ops use the expression of
+///   the libtorch in use, `detail::loops::HistcRule`), `hi` in the last bin, elements outside
+///   `[lo, hi]` and NaN not counted;
 ///   `void histogram_merge(histogram_type& counts, const histogram_type& other)`;
 /// - `template <class F> void apply(const F& f, T& acc, const T& x)`: `acc = f(acc, x)` on
 ///   values that build no autograd graph, the new `acc` independent of `x` (`reduce::custom`);
@@ -151,10 +152,10 @@ struct value_ops<T> {
     if (counts.size() != bins) throw std::invalid_argument(bins_mismatch(counts.size(), bins));
     const double v = static_cast<double>(x);
     if (!(v >= lo && v <= hi)) return;  // outside, or NaN
-    // libtorch 1.13's torch.histc expression (aten/src/ATen/native/cpu/HistogramKernel.cpp),
-    // rounding included: -0.3 of [-1.5, 1.5] in 10 bins is bin 3, where multiplying by `bins`
-    // first (as later versions do) gives bin 4.
-    auto pos = static_cast<std::size_t>((v - lo) / (hi - lo) * static_cast<double>(bins));
+    // PyTorch 2.x's torch.histc expression (aten/src/ATen/native/cpu/HistogramKernel.cpp),
+    // rounding included: -0.3 of [-1.5, 1.5] in 10 bins is bin 4, where libtorch 1.13, dividing
+    // by the range first, gives bin 3 (detail::loops::HistcRule).
+    auto pos = static_cast<std::size_t>((v - lo) * static_cast<double>(bins) / (hi - lo));
     if (pos >= bins) pos = bins - 1;
     ++counts[pos];
   }
