@@ -2,6 +2,7 @@
 /// Loading a TorchScript model file, with an error that says what the file is when it is not one.
 
 #include <recorder/file_error.hpp>
+#include <recorder/torch_version.hpp>
 
 #include <caffe2/serialize/inline_container.h>
 #include <c10/util/Exception.h>
@@ -15,7 +16,9 @@
 #include <iterator>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <system_error>
+#include <utility>
 #include <vector>
 
 namespace recorder {
@@ -30,9 +33,121 @@ class ModelFileError : public FileError {
   const std::filesystem::path& file() const noexcept { return path(); }
 };
 
+/// Thrown by `load_model` when a TorchScript file calls an op the libtorch in use does not have,
+/// such as every `nn.MultiheadAttention` and `nn.Transformer*` scripted by PyTorch 2.x, which calls
+/// `aten::scaled_dot_product_attention`, on libtorch 1.13. PyTorch reads files older versions
+/// wrote, never the other way round. `what()` is one line naming the file, the op, the libtorch in
+/// use and, where the archive tells, the PyTorch that saved it:
+///
+/// ```
+/// recorder: 'encoder.pt' was saved by a newer PyTorch (2.1 or later) than the libtorch in use
+/// (1.13): it calls aten::scaled_dot_product_attention, which libtorch 1.13 does not have. Trace
+/// it with libtorch 2.5 or later (recorder supports both), or save it with PyTorch 1.13
+/// ```
+class NewerModelError : public ModelFileError {
+ public:
+  NewerModelError(std::filesystem::path file, std::string op, std::string saved_by,
+                  std::string message)
+      : ModelFileError(std::move(file), std::move(message)),
+        op_(std::move(op)),
+        saved_by_(std::move(saved_by)) {}
+  /// The op this libtorch lacks, "aten::scaled_dot_product_attention"; empty when the JIT named
+  /// no op (the file uses another construct this libtorch lacks).
+  const std::string& op() const noexcept { return op_; }
+  /// The oldest PyTorch that writes this archive's records, "2.1"; empty when it cannot tell.
+  const std::string& saved_by() const noexcept { return saved_by_; }
+
+ private:
+  std::string op_;
+  std::string saved_by_;
+};
+
 namespace detail::script {
 
 inline std::string quoted(const std::filesystem::path& p) { return "'" + p.string() + "'"; }
+
+/// The op of a TorchScript compile error "Unknown builtin op: aten::name." (its first such
+/// line); empty when the message names none.
+inline std::string unknown_op(std::string_view message) {
+  constexpr std::string_view key = "Unknown builtin op: ";
+  const auto at = message.find(key);
+  if (at == std::string_view::npos) return {};
+  std::size_t end = at + key.size();
+  while (end < message.size() && message[end] != '\n' && message[end] != ' ') ++end;
+  std::string_view op = message.substr(at + key.size(), end - at - key.size());
+  while (!op.empty() && op.back() == '.') op.remove_suffix(1);
+  return std::string(op);
+}
+
+/// The first line of `message` with text on it, trimmed.
+inline std::string first_line(std::string_view message) {
+  std::size_t b = 0;
+  while (b < message.size()) {
+    std::size_t e = message.find('\n', b);
+    if (e == std::string_view::npos) e = message.size();
+    std::string_view line = message.substr(b, e - b);
+    while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) line.remove_prefix(1);
+    while (!line.empty() && (line.back() == ' ' || line.back() == '\r')) line.remove_suffix(1);
+    if (!line.empty()) return std::string(line);
+    b = e + 1;
+  }
+  return {};
+}
+
+/// The oldest PyTorch version that writes an archive with these records, when it is newer than
+/// 1.13: "2.1" for `.data/serialization_id` (written from PyTorch 2.1, pytorch#100994); else "".
+inline std::string saved_by_at_least(const std::vector<std::string>& records) {
+  for (const std::string& r : records)
+    if (r == ".data/serialization_id") return "2.1";
+  return {};
+}
+
+/// True when version "M.m" is newer than the libtorch in use.
+inline bool newer_than_this_libtorch(const std::string& version) {
+  const auto dot = version.find('.');
+  if (dot == std::string::npos) return false;
+  const int major = std::stoi(version.substr(0, dot));
+  const int minor = std::stoi(version.substr(dot + 1));
+  return major > torch_version_major ||
+         (major == torch_version_major && minor > torch_version_minor);
+}
+
+/// For a model the JIT could not compile (`message`), throws a `NewerModelError` when it calls
+/// an op of PyTorch's own (`aten::`, `prim::`) this libtorch lacks, or when the archive says a
+/// newer PyTorch saved it; a `ModelFileError` naming the op's library for another namespace's
+/// op (a custom op whose library this program did not load); else returns.
+inline void throw_if_newer(const std::filesystem::path& file,
+                           const std::vector<std::string>& records, std::string_view message) {
+  const std::string name = quoted(file);
+  const std::string op = unknown_op(message);
+  std::string saved_by = saved_by_at_least(records);
+  if (!saved_by.empty() && !newer_than_this_libtorch(saved_by)) saved_by.clear();
+  const std::string in_use = torch_version();
+  const std::string advice =
+      std::string(torch_version_major < 2
+                      ? ". Trace it with libtorch 2.5 or later (recorder supports both)"
+                      : ". Trace it with the libtorch of the PyTorch that saved it") +
+      ", or save it with PyTorch " + in_use;
+  const bool own = op.rfind("aten::", 0) == 0 || op.rfind("prim::", 0) == 0;
+  if (!op.empty() && !own) {
+    const std::string lib = op.substr(0, op.find("::"));
+    throw ModelFileError(file, "recorder: cannot load TorchScript model " + name + ": it calls " +
+                                   op + ", a custom op of '" + lib +
+                                   "' that is not registered: link " + lib +
+                                   "'s C++ library into this program (or load it) first");
+  }
+  if (op.empty() && saved_by.empty()) return;
+  const std::string newer = "recorder: " + name + " was saved by a newer PyTorch" +
+                            (saved_by.empty() ? std::string() : " (" + saved_by + " or later)") +
+                            " than the libtorch in use (" + in_use + "): ";
+  if (!op.empty())
+    throw NewerModelError(
+        file, op, saved_by,
+        newer + "it calls " + op + ", which libtorch " + in_use + " does not have" + advice);
+  throw NewerModelError(file, op, saved_by,
+                        newer + "libtorch " + in_use + " cannot compile its code (" +
+                            first_line(message) + ")" + advice);
+}
 
 /// "a dict of 122 tensors", "a tensor of shape [2, 3]", ... for what `torch.save` stored.
 inline std::string describe_value(const c10::IValue& v) {
@@ -193,9 +308,12 @@ inline torch::jit::Module load_model(const std::filesystem::path& file) {
   try {
     return torch::jit::load(file.string());
   } catch (const c10::Error& e) {
+    ds::throw_if_newer(file, records, e.what_without_backtrace());
     throw ModelFileError(file, "recorder: cannot load TorchScript model " + name + ": " +
                                    e.what_without_backtrace());
   } catch (const std::exception& e) {
+    // A compile error of the model's code (torch::jit::ErrorReport, not a c10::Error).
+    ds::throw_if_newer(file, records, e.what());
     throw ModelFileError(file, "recorder: cannot load TorchScript model " + name + ": " + e.what());
   }
 }
