@@ -674,9 +674,7 @@ BOOST_AUTO_TEST_CASE(the_merged_files_load_in_python_and_match_python_s_statisti
   ranks.expect_ok("python");
   std::vector<at::Tensor> all;
   for (int k = 0; k < batches; ++k) all.push_back(batch(k));
-  const std::vector<char> bytes = torch::jit::pickle_save(c10::List<at::Tensor>(all));
-  std::ofstream(ranks.folder / "batches.pt", std::ios::binary)
-      .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  recorder::detail::write_pickle(recorder::detail::to_ivalue(all), ranks.folder / "batches.pt");
   const std::string cmd = std::string(RECORDER_PYTHON) + " " + RECORDER_PYTHON_CHECK + " " +
                           ranks.folder.string() + " 2";
   BOOST_TEST(std::system(cmd.c_str()) == 0, cmd);

@@ -2,8 +2,9 @@
 /// Saving recordings for Python's `torch.load` (one file, or one file per layer) and loading
 /// them back in C++.
 ///
-/// A recording is saved as a dict from layer key to its result, written with
-/// `torch::jit::pickle_save` (the format `torch.save` writes): a tensor for `Sum`, `Mean`,
+/// A recording is saved as a dict from layer key to its result, in the format `torch.save` writes,
+/// holding nothing `torch.load`'s `weights_only=True` (its default from PyTorch 2.6) refuses: a
+/// tensor for `Sum`, `Mean`,
 /// `Last` and custom reductions, a list of tensors for `KeepAll`, a dict of its fields for
 /// `Moments` (`mean`, `variance`, `count`), `MinMax` (`min`, `max`) and `Histogram`
 /// (`counts`, `lo`, `hi`, `bins`). A layer with several tensors gets one key per tensor:
@@ -21,7 +22,9 @@
 #include <ATen/core/Dict.h>
 #include <ATen/core/List.h>
 #include <ATen/core/ivalue.h>
+#include <caffe2/serialize/inline_container.h>
 #include <torch/csrc/jit/serialization/pickle.h>
+#include <torch/csrc/jit/serialization/pickler.h>
 
 #include <cerrno>
 #include <cstdint>
@@ -43,8 +46,13 @@ namespace recorder {
 namespace detail {
 
 inline c10::IValue to_ivalue(const at::Tensor& t) { return t; }
+/// A plain list: libtorch pickles a typed `List[Tensor]` with the global
+/// `torch.jit._pickle.build_tensorlist`, which `weights_only` unpickling refuses.
 inline c10::IValue to_ivalue(const std::vector<at::Tensor>& ts) {
-  return c10::List<at::Tensor>(ts);
+  c10::impl::GenericList list(c10::AnyType::get());
+  list.reserve(ts.size());
+  for (const at::Tensor& t : ts) list.push_back(t);
+  return list;
 }
 inline c10::IValue to_ivalue(double v) { return v; }
 template <std::integral I>
@@ -84,10 +92,56 @@ std::vector<std::pair<std::string, c10::IValue>> recorded_items(const Acts& acts
   return items;
 }
 
+/// `value` in the zip format `torch.save` writes (`data.pkl` and one `data/<i>` record per
+/// tensor, as `torch::pickle_save` lays them out), pickled without type tags: libtorch's
+/// `pickle_save` wraps every dict and list in `torch.jit._pickle.restore_type_tag`, a global
+/// that `torch.load`'s `weights_only` unpickler (the default from PyTorch 2.6) refuses.
+/// What is left are the globals it allows: `torch._utils._rebuild_tensor_v2`, storages,
+/// `collections.OrderedDict`.
+inline std::vector<char> pickle_for_python(const c10::IValue& value) {
+  std::vector<char> pickle;
+  torch::jit::Pickler pickler(
+      [&pickle](const char* bytes, std::size_t n) {
+        pickle.insert(pickle.end(), bytes, bytes + n);
+      },
+      nullptr, nullptr, nullptr, nullptr, /*tag_aggregates=*/false);
+  pickler.protocol();
+  pickler.pushIValue(value);
+  pickler.stop();
+  std::vector<char> out;
+  caffe2::serialize::PyTorchStreamWriter writer([&out](const void* data, std::size_t n) {
+    const char* bytes = static_cast<const char*>(data);
+    out.insert(out.end(), bytes, bytes + n);
+    return n;
+  });
+  // The pickle names each tensor's storage by its index among the tensors it pushed.
+  const std::vector<at::Tensor>& tensors = pickler.tensorData();
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    const torch::jit::WriteableTensorData data = torch::jit::getWriteableTensorData(tensors[i]);
+    writer.writeRecord("data/" + std::to_string(i), data.data(), data.sizeInBytes());
+  }
+  writer.writeRecord("data.pkl", pickle.data(), pickle.size());
+  writer.writeEndOfFile();
+  return out;
+}
+
 /// Writes `value` pickled as `torch.save` does, atomically (`write_file_atomically`).
 inline void write_pickle(const c10::IValue& value, const std::filesystem::path& file) {
-  const std::vector<char> bytes = torch::jit::pickle_save(value);
+  const std::vector<char> bytes = pickle_for_python(value);
   write_file_atomically(file, std::string_view(bytes.data(), bytes.size()));
+}
+
+/// A list whose elements are all tensors, as the `List[Tensor]` it was before saving: files
+/// carry no type tags (`pickle_for_python`), so the unpickler gives a `List[Any]`.
+inline c10::IValue typed(const c10::IValue& v) {
+  if (!v.isList() || v.isTensorList()) return v;
+  const c10::List<c10::IValue> list = v.toList();
+  std::vector<at::Tensor> tensors;
+  for (const c10::IValue& e : list) {
+    if (!e.isTensor()) return v;
+    tensors.push_back(e.toTensor());
+  }
+  return c10::List<at::Tensor>(tensors);
 }
 
 }  // namespace detail
@@ -118,7 +172,7 @@ inline std::map<std::string, c10::IValue> load_recording(const std::filesystem::
   std::map<std::string, c10::IValue> out;
   for (const auto& item : v.toGenericDict()) {
     if (!item.key().isString()) throw FileError(file, "read", "it is a dict with non-string keys");
-    out.emplace(item.key().toStringRef(), item.value());
+    out.emplace(item.key().toStringRef(), detail::typed(item.value()));
   }
   return out;
 }
