@@ -2,7 +2,8 @@
 #
 #   recorder_strict_warnings(<target>)
 #   recorder_sanitize(<target>)
-#   recorder_add_test(<name> SOURCES <file>... [TORCH] [LABELS <label>...] [WILL_FAIL])
+#   recorder_add_test(<name> SOURCES <file>... [TORCH | RUNS_LIBTORCH] [LABELS <label>...]
+#                     [WILL_FAIL])
 #   recorder_add_compile_fail_test(<name> SOURCE <file> [EXPECT <regex>] [TORCH] [WILL_FAIL]
 #                                  [LABELS <label>...])
 #
@@ -11,22 +12,100 @@
 # before including <boost/test/unit_test.hpp>.
 #
 # TORCH links recorder::recorder instead of recorder::core and labels the test `torch`
-# (else `fast`). With RECORDER_WITH_TORCH=OFF, TORCH tests are skipped.
+# (else `fast`). With RECORDER_WITH_TORCH=OFF, TORCH tests are skipped. RUNS_LIBTORCH: a torch-free
+# test program that runs libtorch programs (the command line): linked to recorder::core, labelled
+# `torch`. With RECORDER_TORCH_FREE_TESTS=OFF (the second libtorch leg), only TORCH and
+# RUNS_LIBTORCH tests are added.
 include_guard(GLOBAL)
 
 find_package(Boost 1.74 REQUIRED COMPONENTS unit_test_framework)
 
 set(RECORDER_TESTING_DIR "${CMAKE_CURRENT_LIST_DIR}")
 
-# Debian's python3 (with python3-torch and python3-torchvision): /usr/bin/python3 first, then any
-# python3 on PATH. It writes the TorchScript test models into RECORDER_SCRIPT_MODELS (the
-# fixture `script_models` of tests/script; cli/tests, the script_model example and bench_script
-# use them too) and checks files written for Python.
+# The Pythons of the tests (scripts/test.sh sets all three; see README, "Two libtorch legs"):
+#   RECORDER_PYTHON3        the Python whose torch is the libtorch under test: Debian's python3
+#                           (python3-torch, python3-torchvision) by default, PyTorch 2.13's from
+#                           the project's venv on the 2.x leg. It writes the TorchScript test models
+#                           into RECORDER_SCRIPT_MODELS (the fixture `script_models` of
+#                           tests/script; cli/tests, the examples and bench_script use them too)
+#                           and checks the files written for Python.
+#   RECORDER_OTHER_PYTHON   optional: a Python with the other leg's torch. It writes the same
+#                           models into RECORDER_OTHER_SCRIPT_MODELS (script-models/torch-<M.m>):
+#                           the files a newer PyTorch saved, refused on 1.13; the files an older
+#                           one saved, traced on 2.x; and torchvision's models where the leg's
+#                           Python has no torchvision (copied into RECORDER_SCRIPT_MODELS).
+#   RECORDER_PEERS_PYTHON   optional: a Python with torchinfo 1.8.0 and torchview 0.2.7, run live
+#                           by the parity tests (tests/peers).
 find_program(RECORDER_PYTHON3 NAMES python3 PATHS /usr/bin NO_DEFAULT_PATH)
 if(NOT RECORDER_PYTHON3)
   find_program(RECORDER_PYTHON3 NAMES python3)
 endif()
+# Debian's python3 itself, for the torch-free checks that need Debian's python3-jsonschema.
+find_program(RECORDER_SYSTEM_PYTHON3 NAMES python3 PATHS /usr/bin NO_DEFAULT_PATH)
+if(NOT RECORDER_SYSTEM_PYTHON3)
+  set(RECORDER_SYSTEM_PYTHON3 "${RECORDER_PYTHON3}")
+endif()
+set(RECORDER_OTHER_PYTHON "" CACHE FILEPATH "A Python whose torch is the other libtorch leg's")
+set(RECORDER_PEERS_PYTHON "" CACHE FILEPATH "A Python with torchinfo 1.8.0 and torchview 0.2.7")
 set(RECORDER_SCRIPT_MODELS "${CMAKE_BINARY_DIR}/script-models")
+
+# _recorder_python_probe(<python> <out-prefix>): <out>_TORCH ("1.13", "" without torch) and
+# <out>_VISION (TRUE when torchvision imports).
+function(_recorder_python_probe python out)
+  set(torch "")
+  set(vision FALSE)
+  if(python)
+    execute_process(COMMAND "${python}" -c
+      "import torch; v = torch.__version__.split('.'); print(v[0] + '.' + v[1])"
+      RESULT_VARIABLE rc OUTPUT_VARIABLE v OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+    if(rc EQUAL 0)
+      set(torch "${v}")
+      execute_process(COMMAND "${python}" -c "import torchvision"
+                      RESULT_VARIABLE rc OUTPUT_QUIET ERROR_QUIET)
+      if(rc EQUAL 0)
+        set(vision TRUE)
+      endif()
+    endif()
+  endif()
+  set(${out}_TORCH "${torch}" PARENT_SCOPE)
+  set(${out}_VISION "${vision}" PARENT_SCOPE)
+endfunction()
+
+set(RECORDER_OTHER_SCRIPT_MODELS "")
+# What a test that reads the other PyTorch's files requires (FIXTURES_REQUIRED).
+set(RECORDER_SCRIPT_FIXTURES script_models)
+set(RECORDER_VISION_PYTHON "")  # the Python that writes (and checks) torchvision's models
+if(RECORDER_WITH_TORCH AND RECORDER_BUILD_TESTS AND RECORDER_PYTHON3)
+  _recorder_python_probe("${RECORDER_PYTHON3}" _py)
+  if(NOT _py_TORCH STREQUAL RECORDER_TORCH_VERSION)
+    message(FATAL_ERROR "recorder: the tests' Python ${RECORDER_PYTHON3} has torch '${_py_TORCH}', "
+            "not the libtorch under test (${RECORDER_TORCH_VERSION}): pass "
+            "-DRECORDER_PYTHON3=<a python with torch ${RECORDER_TORCH_VERSION}> (scripts/test.sh does)")
+  endif()
+  if(_py_VISION)
+    set(RECORDER_VISION_PYTHON "${RECORDER_PYTHON3}")
+  endif()
+  if(RECORDER_OTHER_PYTHON)
+    _recorder_python_probe("${RECORDER_OTHER_PYTHON}" _other)
+    if(_other_TORCH STREQUAL "" OR _other_TORCH STREQUAL RECORDER_TORCH_VERSION)
+      message(FATAL_ERROR "recorder: RECORDER_OTHER_PYTHON ${RECORDER_OTHER_PYTHON} has torch "
+              "'${_other_TORCH}': it must have the other leg's torch (not ${RECORDER_TORCH_VERSION})")
+    endif()
+    set(RECORDER_OTHER_TORCH_VERSION "${_other_TORCH}")
+    set(RECORDER_OTHER_SCRIPT_MODELS "${RECORDER_SCRIPT_MODELS}/torch-${_other_TORCH}")
+    list(APPEND RECORDER_SCRIPT_FIXTURES script_models_other)
+    if(NOT RECORDER_VISION_PYTHON AND _other_VISION)
+      set(RECORDER_VISION_PYTHON "${RECORDER_OTHER_PYTHON}")
+    endif()
+  else()
+    message(WARNING "recorder: RECORDER_OTHER_PYTHON is not set: the tests of files saved by another "
+            "PyTorch are disabled (scripts/test.sh sets it)")
+  endif()
+  if(NOT RECORDER_VISION_PYTHON)
+    message(WARNING "recorder: no Python with torchvision: the tests of torchvision's models fail "
+            "(install python3-torchvision, or set RECORDER_OTHER_PYTHON to Debian's python3)")
+  endif()
+endif()
 
 # libgloo-dev: ProcessGroupGloo's headers, for the programs that create a Gloo process group
 # (examples/distributed_stats, tests/distributed, bench_distributed). <recorder/distributed.hpp>
@@ -43,10 +122,14 @@ function(recorder_require_gloo name)
   endif()
 endfunction()
 
-# The project's own code (tests, examples, benchmarks) builds warning-free.
+# The project's own code (tests, examples, benchmarks) builds warning-free. GCC 13 and later
+# (Debian 13's g++ 14) report -Wmaybe-uninitialized inside libstdc++'s std::vector and
+# std::function inlined into recorder's observer at -O2/-O3, false positives measured against
+# libtorch 2.6 (../shared/research/libtorch2.md): a warning there, never an error.
 function(recorder_strict_warnings target)
   target_compile_options(${target} PRIVATE
     "$<$<CXX_COMPILER_ID:GNU,Clang,AppleClang>:-Wall;-Wextra;-Wpedantic;-Werror>"
+    "$<$<AND:$<CXX_COMPILER_ID:GNU>,$<VERSION_GREATER_EQUAL:$<CXX_COMPILER_VERSION>,13>>:-Wno-error=maybe-uninitialized>"
     "$<$<CXX_COMPILER_ID:MSVC>:/W4;/WX>")
 endfunction()
 
@@ -77,12 +160,15 @@ function(_recorder_test_library out torch)
 endfunction()
 
 function(recorder_add_test name)
-  cmake_parse_arguments(PARSE_ARGV 1 arg "TORCH;WILL_FAIL" "" "SOURCES;LABELS")
+  cmake_parse_arguments(PARSE_ARGV 1 arg "TORCH;RUNS_LIBTORCH;WILL_FAIL" "" "SOURCES;LABELS")
   if(arg_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "recorder_add_test(${name}): unexpected arguments: ${arg_UNPARSED_ARGUMENTS}")
   endif()
   if(NOT arg_SOURCES)
     message(FATAL_ERROR "recorder_add_test(${name}): SOURCES is required")
+  endif()
+  if(NOT arg_TORCH AND NOT arg_RUNS_LIBTORCH AND NOT RECORDER_TORCH_FREE_TESTS)
+    return()
   endif()
   _recorder_test_library(lib "${arg_TORCH}")
   if(NOT lib)
@@ -95,7 +181,7 @@ function(recorder_add_test name)
   target_compile_definitions(${name} PRIVATE BOOST_TEST_DYN_LINK)
   recorder_strict_warnings(${name})
 
-  if(arg_TORCH)
+  if(arg_TORCH OR arg_RUNS_LIBTORCH)
     set(kind torch)
   else()
     set(kind fast)
@@ -160,6 +246,9 @@ function(recorder_add_compile_fail_test name)
                           "${arg_SOURCE} with the line `// EXPECT: <regex>`")
     endif()
   endif()
+  if(NOT arg_TORCH AND NOT RECORDER_TORCH_FREE_TESTS)
+    return()
+  endif()
   _recorder_test_library(lib "${arg_TORCH}")
   if(NOT lib)
     message(STATUS "recorder: skipping torch compile-fail test ${name} (RECORDER_WITH_TORCH is OFF)")
@@ -185,7 +274,7 @@ function(recorder_add_compile_fail_test name)
       "-DBUILD_DIR=${CMAKE_BINARY_DIR}" "-DTARGET=${name}" "-DCONFIG=$<CONFIG>"
       "-DEXPECT_FILE=${expect_file}"
       -P "${RECORDER_TESTING_DIR}/RecorderCompileFail.cmake")
-  if(arg_TORCH)
+  if(arg_TORCH OR arg_RUNS_LIBTORCH)
     set(kind torch)
   else()
     set(kind fast)

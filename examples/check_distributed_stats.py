@@ -61,8 +61,12 @@ def main():
     compare(a, b, "1 rank against 2 ranks")
 
     # README's torchrun command, --standalone so no fixed port is taken (Debian 12's torchrun
-    # needs --redirects/--tee other than 0 under Python 3.11).
-    torchrun = shutil.which("torchrun") or "/usr/bin/torchrun"
+    # needs --redirects/--tee other than 0 under Python 3.11). The torchrun of this Python's own
+    # torch: Debian's beside /usr/bin/python3, PyTorch 2.13's in the venv of the 2.x leg.
+    torchrun = os.path.join(os.path.dirname(sys.executable), "torchrun")
+    if not os.path.exists(torchrun):
+        torchrun = shutil.which("torchrun") or "/usr/bin/torchrun"
+    print(f"torchrun: {torchrun}")
     run([torchrun, "--standalone", "--nproc_per_node=2", "--redirects", "1", "--tee", "1",
          "--no_python", exe, "-o", tr], tr)
     compare(a, load(tr), "1 rank against 2 ranks under torchrun")

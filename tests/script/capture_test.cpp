@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <string>
 #include <unistd.h>
+#include <utility>
 #include <vector>
 
 namespace rr = recorder::record;
@@ -284,6 +285,46 @@ BOOST_AUTO_TEST_CASE(python_forward_hooks_agree_with_the_recorded_activations) {
                               RECORDER_SCRIPT_MODELS + " " + file.string();
   BOOST_TEST(std::system(command.c_str()) == 0);
   std::filesystem::remove(file);
+#endif
+}
+
+// Transformers as PyTorch users write them (models.py), scripted by the Python whose torch is the
+// libtorch under test: on the 2.x leg nn.TransformerEncoder and nn.MultiheadAttention run
+// aten::scaled_dot_product_attention, and tiny_gpt calls it itself. Each layer's recorded output
+// equals what Python's forward hooks see on the same weights and input.
+BOOST_AUTO_TEST_CASE(python_forward_hooks_agree_on_the_transformer_models) {
+#ifndef RECORDER_ATTENTION_CHECK
+  BOOST_FAIL("no python3 with torch was found at configure time");
+#else
+  const std::pair<std::string, std::vector<std::string>> cases[] = {
+      {"text_encoder", {"embedding", "encoder.layers.0", "encoder.layers.1", "head"}},
+      {"attention_block", {"norm1", "mlp.0", "mlp"}},
+      {"tiny_gpt", {"blocks.0.attn", "blocks.1.attn.proj", "blocks.1", "head"}},
+  };
+  int checked = 0;
+  for (const auto& [name, layers] : cases) {
+    if (!std::filesystem::exists(script_test::model_path(name + "_script.pt"))) {
+      // tiny_gpt calls F.scaled_dot_product_attention: PyTorch 1.13 cannot script it.
+      BOOST_TEST(name == "tiny_gpt");
+      BOOST_TEST(TORCH_VERSION_MAJOR < 2);
+      continue;
+    }
+    auto m = load(name + "_script.pt");
+    rr::ForwardOutput<rd::Last> out(
+        std::vector<recorder::LayerAddress>(layers.begin(), layers.end()));
+    recorder::Tracer<rr::ForwardOutput<rd::Last>> tracer(eval, out);
+    (void)tracer.run(m, script_test::saved_tensor(name + "_input0.pt"));
+    const auto file = std::filesystem::temp_directory_path() /
+                      ("recorder-attention-" + name + "-" + std::to_string(::getpid()) + ".pt");
+    recorder::save(out, file);
+    std::string command = std::string(RECORDER_LEG_PYTHON) + " " + RECORDER_ATTENTION_CHECK + " " +
+                          RECORDER_SCRIPT_MODELS + " " + name + " " + file.string();
+    for (const std::string& l : layers) command += " " + l;
+    BOOST_TEST(std::system(command.c_str()) == 0, command);
+    std::filesystem::remove(file);
+    ++checked;
+  }
+  BOOST_TEST(checked == (TORCH_VERSION_MAJOR < 2 ? 2 : 3));
 #endif
 }
 

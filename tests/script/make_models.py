@@ -1,223 +1,63 @@
 """Writes the TorchScript models (and the files that are not models) the TorchScript tests use.
 
-    python3 make_models.py <outdir>
+    python3 make_models.py <outdir> [--vision-from <dir>]
 
-Made with Debian's python3-torch and python3-torchvision at test time, never committed. The
-models mirror the templated examples (examples/models/*.hpp) where one exists, so both front
-ends can be compared on the same architecture. `expected.json` holds numbers computed here,
-independently of the C++ code: torchinfo's parameter and mult-add formulas applied with forward
-hooks. A stamp of this script's contents makes a second run with nothing to do return at once.
+Made at test time by the Python whose torch matches the libtorch under test (Debian's
+python3-torch 1.13 with python3-torchvision, or PyTorch 2.13 from the project's virtual
+environment), never committed. The models mirror the templated examples (examples/models/*.hpp)
+where one exists, so both front ends can be compared on the same architecture; models.py holds
+the plain-PyTorch ones. `expected.json` holds numbers computed here, independently of the C++
+code: torchinfo's parameter and mult-add formulas applied with forward hooks, and the torch
+version that saved each file.
+
+torchvision cannot be installed beside PyTorch 2.13's CPU build. Without torchvision, the
+torchvision models (and their numbers) are copied from `--vision-from`, a folder this script
+wrote with an older PyTorch that has it: those files are then saved by that PyTorch, which the
+newer libtorch loads (PyTorch reads files older versions wrote). A stamp of this script's inputs
+makes a second run with nothing to do return at once.
 """
+import argparse
 import hashlib
 import json
 import math
 import os
+import shutil
 import sys
-from typing import List, Tuple
 
 import torch
-import torch.nn as nn
-import torch.nn.functional as F
-import torchvision
 
-out = sys.argv[1]
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from models import *  # noqa: E402,F401,F403  (the model classes, scripted below)
+import models  # noqa: E402
+
+try:
+    import torchvision
+except ImportError:
+    torchvision = None
+
+parser = argparse.ArgumentParser()
+parser.add_argument("out")
+parser.add_argument("--vision-from", help="a folder holding the torchvision models, written by "
+                    "this script with a PyTorch that has torchvision")
+args = parser.parse_args()
+out = args.out
 os.makedirs(out, exist_ok=True)
 stamp = os.path.join(out, ".stamp")
-digest = hashlib.sha256(open(__file__, "rb").read()).hexdigest()
+here = os.path.dirname(os.path.abspath(__file__))
+digest = hashlib.sha256()
+for name in ("make_models.py", "models.py"):
+    digest.update(open(os.path.join(here, name), "rb").read())
+digest.update(f"{torch.__version__} {torchvision is not None} {args.vision_from}".encode())
+if args.vision_from:
+    other = os.path.join(args.vision_from, ".stamp")
+    digest.update(open(other, "rb").read() if os.path.exists(other) else b"")
+digest = digest.hexdigest()
 if os.path.exists(stamp) and open(stamp).read() == digest:
     sys.exit(0)
 
 
 def path(name):
     return os.path.join(out, name)
-
-
-# ---- the templated examples' architectures -------------------------------------------------
-class MLP(nn.Module):
-    """examples/models/mlp.hpp: 784-100-50-10 with ReLU."""
-
-    def __init__(self):
-        super().__init__()
-        self.fc1 = nn.Linear(784, 100)
-        self.fc2 = nn.Linear(100, 50)
-        self.fc3 = nn.Linear(50, 10)
-
-    def forward(self, x):
-        x = F.relu(self.fc1(x))
-        x = F.relu(self.fc2(x))
-        return self.fc3(x)
-
-
-class LSTMNet(nn.Module):
-    """examples/models/lstm.hpp: Embedding(20, 300) -> LSTM(300, 512, 2 layers) -> Linear(512, 20)."""
-
-    def __init__(self):
-        super().__init__()
-        self.embedding = nn.Embedding(20, 300)
-        self.encoder = nn.LSTM(300, 512, num_layers=2)
-        self.decoder = nn.Linear(512, 20)
-
-    def forward(self, x) -> Tuple[torch.Tensor, Tuple[torch.Tensor, torch.Tensor]]:
-        embed = self.embedding(x)
-        out, hidden = self.encoder(embed)
-        out = self.decoder(out)
-        out = out.view(-1, out.size(2))
-        return out, hidden
-
-
-class EncoderLayer(nn.Module):
-    """examples/models/transformer.hpp's EncoderLayer (post-norm, ReLU)."""
-
-    def __init__(self, d_model, heads, feedforward, dropout=0.1):
-        super().__init__()
-        self.self_attn = nn.MultiheadAttention(d_model, heads, dropout=dropout)
-        self.linear1 = nn.Linear(d_model, feedforward)
-        self.dropout = nn.Dropout(dropout)
-        self.linear2 = nn.Linear(feedforward, d_model)
-        self.norm1 = nn.LayerNorm(d_model)
-        self.norm2 = nn.LayerNorm(d_model)
-        self.dropout1 = nn.Dropout(dropout)
-        self.dropout2 = nn.Dropout(dropout)
-
-    def forward(self, x):
-        attended = self.self_attn(x, x, x)[0]
-        x = self.norm1(x + self.dropout1(attended))
-        ff = self.linear2(self.dropout(F.relu(self.linear1(x))))
-        return self.norm2(x + self.dropout2(ff))
-
-
-class TransformerEncoderModel(nn.Module):
-    """examples/models/transformer.hpp's TransformerEncoderModel."""
-
-    def __init__(self, vocab=100, d_model=64, heads=4, layers=2, feedforward=256):
-        super().__init__()
-        self.d_model = d_model
-        self.embedding = nn.Embedding(vocab, d_model)
-        self.encoder = nn.ModuleList([EncoderLayer(d_model, heads, feedforward) for _ in range(layers)])
-        self.head = nn.Linear(d_model, vocab)
-
-    def forward(self, tokens):
-        x = self.embedding(tokens) * math.sqrt(self.d_model)
-        for layer in self.encoder:
-            x = layer(x)
-        return self.head(x)
-
-
-# ---- a model of TorchScript's awkward corners -------------------------------------------------
-class Block(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(8, 8)
-        self.act = nn.ReLU()
-
-    def forward(self, x):
-        return self.act(self.fc(x))
-
-
-class Inner(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.lin = nn.Linear(8, 8)
-
-    def forward(self, x):
-        return self.lin(x)
-
-
-class Holder(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.inner = Inner()
-
-
-class Gate(nn.Module):
-    """Data-dependent control flow: an `if` without outputs holding an in-place op, and a loop."""
-
-    def forward(self, x):
-        if x.abs().sum() >= 0:
-            x.mul_(2.0)
-        for _ in range(2):
-            x = x + 1.0
-        return x
-
-
-class Pair(nn.Module):
-    """A submodule returning a tuple."""
-
-    def __init__(self):
-        super().__init__()
-        self.a = nn.Linear(8, 2)
-        self.b = nn.Linear(8, 3)
-
-    def forward(self, x) -> Tuple[torch.Tensor, torch.Tensor]:
-        return self.a(x), self.b(x)
-
-
-def free_fn(x):
-    return x * 3.0
-
-
-class Custom(nn.Module):
-    """A submodule called twice, a ModuleList iterated in forward, an attribute chain
-    (self.holder.inner), a method on self, a free function, an `if` without outputs, a tuple
-    returned by a submodule and by the model."""
-
-    def __init__(self):
-        super().__init__()
-        self.shared = nn.Linear(8, 8)
-        self.layers = nn.ModuleList([Block(), Block()])
-        self.holder = Holder()
-        self.gate = Gate()
-        self.heads = Pair()
-
-    def helper(self, x):
-        return torch.tanh(x)
-
-    def forward(self, x) -> Tuple[torch.Tensor, torch.Tensor]:
-        x = self.shared(x) + self.shared(x)
-        for layer in self.layers:
-            x = layer(x)
-        x = self.holder.inner(x)
-        x = self.helper(x)
-        x = free_fn(x)
-        x = self.gate(x)
-        return self.heads(x)
-
-
-class Tied(nn.Module):
-    """Two Linear modules sharing one weight tensor: parameters are counted once."""
-
-    def __init__(self):
-        super().__init__()
-        self.a = nn.Linear(8, 8, bias=False)
-        self.b = nn.Linear(8, 8, bias=False)
-        self.b.weight = self.a.weight
-
-    def forward(self, x):
-        return self.b(self.a(x))
-
-
-class Twice(nn.Module):
-    """One Linear called twice, then a head: a bare path "fc" selects both calls."""
-
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(3, 3)
-        self.head = nn.Linear(3, 2)
-
-    def forward(self, x):
-        return self.head(self.fc(self.fc(x)))
-
-
-class TwoInputs(nn.Module):
-    """Two inputs of different dtypes: features [seq, batch, 64] and token ids [seq, batch]."""
-
-    def __init__(self):
-        super().__init__()
-        self.proj = nn.Linear(64, 32)
-        self.embed = nn.Embedding(10, 32)
-
-    def forward(self, x, tokens):
-        return self.proj(x) + self.embed(tokens)
 
 
 # ---- torchinfo's mult-adds, from forward hooks (independent of the C++ code) --------------
@@ -254,27 +94,77 @@ def torchinfo_numbers(model, *inputs):
     return {"params": params, "trainable": trainable, "mult_adds": macs}
 
 
+def module_calls(model, inputs):
+    """"path#k Class" for every module call, in call order (forward pre-hooks; "" is the root),
+    in eval mode with gradients on, where PyTorch calls every submodule (no fused fast path)."""
+    names = {m: n for n, m in model.named_modules()}
+    counts, calls = {}, []
+
+    def pre(module, args):
+        k = counts.get(module, 0)
+        counts[module] = k + 1
+        calls.append(f"{names[module]}#{k} {type(module).__name__}")
+
+    handles = [m.register_forward_pre_hook(pre) for m in model.modules()]
+    model(*inputs)
+    for h in handles:
+        h.remove()
+    return calls
+
+
 torch.manual_seed(0)
 expected = {}
+saved_by = {}  # file -> the torch version that saved it
 x224 = torch.randn(1, 3, 224, 224)
 torch.save(x224, path("x224.pt"))
 
-resnet18 = torchvision.models.resnet18().eval()
-torch.jit.script(resnet18).save(path("resnet18_script.pt"))
-torch.jit.trace(resnet18, x224).save(path("resnet18_trace.pt"))
-torch.jit.freeze(torch.jit.script(resnet18)).save(path("resnet18_frozen.pt"))
-torch.jit.optimize_for_inference(torch.jit.script(resnet18)).save(path("resnet18_optimized.pt"))
-expected["resnet18"] = torchinfo_numbers(resnet18, x224)
-torch.save(resnet18.state_dict(), path("resnet18_state_dict.pt"))
-torch.save(resnet18, path("resnet18_pickled.pt"))
+VISION_FILES = ["resnet18_script.pt", "resnet18_trace.pt", "resnet18_frozen.pt",
+                "resnet18_optimized.pt", "resnet18_state_dict.pt", "resnet18_pickled.pt",
+                "resnet50_script.pt", "mobilenet_v2_script.pt", "x224.pt"]
+VISION_MODELS = ["resnet18", "resnet50", "mobilenet_v2"]
 
-resnet50 = torchvision.models.resnet50().eval()
-torch.jit.script(resnet50).save(path("resnet50_script.pt"))
-expected["resnet50"] = torchinfo_numbers(resnet50, torch.randn(2, 3, 224, 224))
 
-mobilenet = torchvision.models.mobilenet_v2().eval()
-torch.jit.script(mobilenet).save(path("mobilenet_v2_script.pt"))
-expected["mobilenet_v2"] = torchinfo_numbers(mobilenet, x224)
+def vision_models():
+    """torchvision's ResNet-18, ResNet-50 and MobileNetV2, scripted and traced."""
+    resnet18 = torchvision.models.resnet18().eval()
+    torch.jit.script(resnet18).save(path("resnet18_script.pt"))
+    torch.jit.trace(resnet18, x224).save(path("resnet18_trace.pt"))
+    torch.jit.freeze(torch.jit.script(resnet18)).save(path("resnet18_frozen.pt"))
+    torch.jit.optimize_for_inference(torch.jit.script(resnet18)).save(
+        path("resnet18_optimized.pt"))
+    expected["resnet18"] = torchinfo_numbers(resnet18, x224)
+    torch.save(resnet18.state_dict(), path("resnet18_state_dict.pt"))
+    torch.save(resnet18, path("resnet18_pickled.pt"))
+
+    resnet50 = torchvision.models.resnet50().eval()
+    torch.jit.script(resnet50).save(path("resnet50_script.pt"))
+    expected["resnet50"] = torchinfo_numbers(resnet50, torch.randn(2, 3, 224, 224))
+
+    mobilenet = torchvision.models.mobilenet_v2().eval()
+    torch.jit.script(mobilenet).save(path("mobilenet_v2_script.pt"))
+    expected["mobilenet_v2"] = torchinfo_numbers(mobilenet, x224)
+    for f in VISION_FILES:
+        saved_by[f] = torch.__version__
+
+
+def copy_vision_models(folder):
+    """The torchvision models another PyTorch wrote into `folder`, with their numbers."""
+    with open(os.path.join(folder, "expected.json")) as f:
+        theirs = json.load(f)
+    for f in VISION_FILES:
+        shutil.copyfile(os.path.join(folder, f), path(f))
+        saved_by[f] = theirs["saved_by"][f]
+    for m in VISION_MODELS:
+        expected[m] = theirs[m]
+
+
+if torchvision is not None:
+    vision_models()
+elif args.vision_from:
+    copy_vision_models(args.vision_from)
+else:
+    sys.exit(f"make_models.py: torchvision is missing beside torch {torch.__version__}: give "
+             "--vision-from <a folder this script wrote with a PyTorch that has torchvision>")
 
 torch.jit.script(MLP()).save(path("mlp_script.pt"))
 lstm = LSTMNet().eval()
@@ -299,6 +189,26 @@ with open(path("garbage.pt"), "wb") as f:
     f.write(b"this is not a model\n" * 4)
 open(path("empty.pt"), "wb").close()
 
+# Transformers as PyTorch 2.x users write them (models.py), with their inputs and Python's
+# parameter counts; tiny_gpt calls F.scaled_dot_product_attention, which 1.13 lacks.
+for name, (make, _, needs_torch_2) in models.ATTENTION_MODELS.items():
+    if needs_torch_2 and not models.has_sdpa():
+        continue
+    torch.manual_seed(0)
+    model = make().eval()
+    torch.jit.script(model).save(path(f"{name}_script.pt"))
+    inputs = models.example_inputs(name)
+    for i, x in enumerate(inputs):
+        torch.save(x, path(f"{name}_input{i}.pt"))
+    expected[name] = {"params": sum(p.numel() for p in model.parameters()),
+                      "trainable": sum(p.numel() for p in model.parameters() if p.requires_grad),
+                      "calls": module_calls(model, inputs)}
+
+for f in os.listdir(out):
+    if f.endswith(".pt") and f not in saved_by:
+        saved_by[f] = torch.__version__
+expected["saved_by"] = dict(sorted(saved_by.items()))
+expected["torch"] = torch.__version__
 with open(path("expected.json"), "w") as f:
     json.dump(expected, f, indent=1, sort_keys=True)
 with open(stamp, "w") as f:

@@ -69,6 +69,35 @@ std::uint64_t expected_number(const std::string& model, const std::string& key) 
   return std::stoull(json.substr(k + key.size() + 3));
 }
 
+/// The strings of array `key` of model `model` in expected.json (`folder`'s).
+std::vector<std::string> expected_strings(
+    const std::string& model, const std::string& key,
+    const std::filesystem::path& folder = script_test::model_path("")) {
+  const std::string json = script_test::read_file(folder / "expected.json");
+  const auto at = json.find("\"" + model + "\": {");
+  BOOST_REQUIRE(at != std::string::npos);
+  auto k = json.find("\"" + key + "\": [", at);
+  BOOST_REQUIRE(k != std::string::npos);
+  const auto end = json.find(']', k);
+  std::vector<std::string> out;
+  for (k = json.find('"', k + key.size() + 4); k < end; k = json.find('"', k + 1)) {
+    const auto close = json.find('"', k + 1);
+    out.push_back(json.substr(k + 1, close - k - 1));
+    k = close;
+  }
+  return out;
+}
+
+/// "path#k Class" of every module call of `t`, as make_models.py's forward pre-hooks list them.
+std::vector<std::string> paths_and_classes(const recorder::Trace& t) {
+  std::vector<std::string> out;
+  for (auto c : recorder::views::module_calls(t.graph)) {
+    const auto& m = t.graph.module_of(c);
+    out.push_back(m.path + "#" + std::to_string(t.graph.call(c).call_index) + " " + m.class_name);
+  }
+  return out;
+}
+
 std::string message_of(const std::function<void()>& f) {
   try {
     f();
@@ -391,6 +420,124 @@ BOOST_AUTO_TEST_CASE(frozen_models_trace_as_a_flat_op_graph_with_one_warning) {
   BOOST_TEST(script_test::count(u, NodeKind::function) > 0u);
   torch::NoGradGuard no_grad;
   BOOST_TEST(torch::allclose(u.output.toTensor(), scripted.forward({x}).toTensor(), 1e-4, 1e-4));
+}
+
+// ---- transformers as PyTorch 2.x users write them (models.py) ---------------------------------
+
+const recorder::TraceOptions eval_with_grad{.mode = recorder::TrainMode::eval};
+
+/// The transformer models of this leg's folder: tiny_gpt only where its PyTorch has
+/// F.scaled_dot_product_attention (2.0 and later).
+std::vector<std::string> transformer_models() {
+  std::vector<std::string> names{"text_encoder", "attention_block"};
+  if (TORCH_VERSION_MAJOR >= 2) names.push_back("tiny_gpt");
+  return names;
+}
+
+// Module paths and classes are Python's forward pre-hooks' own list, call for call, and the
+// parameters Python's count. In eval mode with gradients on, as the hooks ran: PyTorch then calls
+// every submodule (without gradients an eval TransformerEncoderLayer may run one fused op).
+BOOST_AUTO_TEST_CASE(transformers_trace_with_pythons_module_paths_classes_and_parameters) {
+  for (const std::string& name : transformer_models()) {
+    BOOST_TEST_CONTEXT(name) {
+      auto m = load(name + "_script.pt");
+      const auto t = Graph(eval_with_grad).run(m, script_test::saved_tensor(name + "_input0.pt"));
+      BOOST_TEST(t.complete());
+      BOOST_TEST(paths_and_classes(t) == expected_strings(name, "calls"),
+                 boost::test_tools::per_element());
+      BOOST_TEST(t.total_params == expected_number(name, "params"));
+      BOOST_TEST(t.trainable_params == expected_number(name, "trainable"));
+    }
+  }
+}
+
+// tiny_gpt calls F.scaled_dot_product_attention itself: one op node per call, inside its module,
+// whose mult-adds are its two matmuls' (QK^T and AV), counted as matmul nodes are.
+BOOST_AUTO_TEST_CASE(scaled_dot_product_attention_is_an_op_with_its_two_matmuls_mult_adds) {
+  if (TORCH_VERSION_MAJOR < 2) {
+    // PyTorch 1.13 has no F.scaled_dot_product_attention: make_models.py wrote no tiny_gpt.
+    BOOST_TEST(!std::filesystem::exists(script_test::model_path("tiny_gpt_script.pt")));
+    return;
+  }
+  auto m = load("tiny_gpt_script.pt");
+  const auto t = Graph(eval).run(m, script_test::saved_tensor("tiny_gpt_input0.pt"));
+  std::vector<std::string> sdpa;
+  for (const std::string& f : functions(t))
+    if (f.rfind("scaled_dot_product_attention@", 0) == 0) sdpa.push_back(f);
+  BOOST_TEST(sdpa == (std::vector<std::string>{"scaled_dot_product_attention@blocks.0.attn",
+                                               "scaled_dot_product_attention@blocks.1.attn"}),
+             boost::test_tools::per_element());
+  // q, k, v [2, 4, 12, 16]: QK^T [2, 4, 12, 16] x [2, 4, 16, 12] and AV [2, 4, 12, 12] x
+  // [2, 4, 12, 16], as matmul counts them.
+  const std::vector<std::int64_t> q_sizes{2, 4, 12, 16}, kt_sizes{2, 4, 16, 12},
+      scores_sizes{2, 4, 12, 12};
+  const recorder::Shape q(q_sizes), kt(kt_sizes), scores(scores_sizes);
+  const recorder::Shape qkt_in[] = {q, kt}, av_in[] = {scores, q};
+  const std::uint64_t per_call =
+      recorder::op_mult_adds("matmul", qkt_in, scores) + recorder::op_mult_adds("matmul", av_in, q);
+  BOOST_TEST(per_call == 2u * 4u * 12u * 12u * (16u + 16u));
+  const recorder::Shape qkv_in[] = {q, q, q};
+  BOOST_TEST(recorder::op_mult_adds("scaled_dot_product_attention", qkv_in, q) == per_call);
+  BOOST_TEST(recorder::functional_mult_adds(t.graph) == 2u * per_call);
+}
+
+#ifdef RECORDER_OTHER_SCRIPT_MODELS
+/// The other leg's PyTorch wrote the same models into RECORDER_OTHER_SCRIPT_MODELS.
+std::filesystem::path other_model(const std::string& name) {
+  return std::filesystem::path(RECORDER_OTHER_SCRIPT_MODELS) / name;
+}
+#endif
+
+// PyTorch reads what older versions wrote, never the other way round: on the 2.x leg the files
+// PyTorch 1.13 saved trace with the same modules as 2.x's own; on 1.13 the files 2.x saved that
+// call aten::scaled_dot_product_attention (every scripted nn.MultiheadAttention) are refused with
+// one line naming the op, both versions and what to do.
+BOOST_AUTO_TEST_CASE(files_another_pytorch_saved_trace_or_are_refused_in_one_line,
+                     *boost::unit_test::description("needs RECORDER_OTHER_PYTHON")) {
+#ifndef RECORDER_OTHER_SCRIPT_MODELS
+  BOOST_FAIL("RECORDER_OTHER_PYTHON was not set at configure time (scripts/test.sh sets it)");
+#else
+  if (TORCH_VERSION_MAJOR >= 2) {
+    for (const std::string name : {"text_encoder", "attention_block", "transformer", "mlp"}) {
+      BOOST_TEST_CONTEXT(name) {
+        auto m = recorder::load_model(other_model(name + "_script.pt"));
+        const auto x = script_test::saved_tensor(name == "mlp"           ? "mlp_x.pt"
+                                                 : name == "transformer" ? "tokens.pt"
+                                                                         : name + "_input0.pt");
+        const auto t = Graph(eval_with_grad).run(m, name == "transformer" ? x.t() : x);
+        BOOST_TEST(t.complete());
+        if (name == "text_encoder" || name == "attention_block")
+          BOOST_TEST(paths_and_classes(t) == expected_strings(name, "calls", other_model("")),
+                     boost::test_tools::per_element());
+      }
+    }
+    return;
+  }
+  const std::string in_use =
+      std::to_string(TORCH_VERSION_MAJOR) + "." + std::to_string(TORCH_VERSION_MINOR);
+  for (const std::string name : {"text_encoder", "attention_block", "tiny_gpt", "transformer"}) {
+    const auto file = other_model(name + "_script.pt");
+    try {
+      (void)recorder::load_model(file);
+      BOOST_FAIL(name << " loaded");
+    } catch (const recorder::NewerModelError& e) {
+      BOOST_TEST(e.op() == "aten::scaled_dot_product_attention");
+      BOOST_TEST(e.saved_by() == "2.1");
+      BOOST_TEST(e.file() == file);
+      BOOST_TEST(std::string(e.what()) ==
+                 "recorder: '" + file.string() +
+                     "' was saved by a newer PyTorch (2.1 or later) than the libtorch in use (" +
+                     in_use + "): it calls aten::scaled_dot_product_attention, which libtorch " +
+                     in_use +
+                     " does not have. Trace it with libtorch 2.5 or later (recorder supports "
+                     "both), or save it with PyTorch " +
+                     in_use);
+    }
+  }
+  // A model without new ops loads whoever saved it.
+  auto mlp = recorder::load_model(other_model("mlp_script.pt"));
+  BOOST_TEST(Graph(eval).run(mlp, torch::randn({2, 784})).complete());
+#endif
 }
 
 // ---- bad input ------------------------------------------------------------------------------
