@@ -770,7 +770,8 @@ int main(int argc, char** argv) {
                "(the partial summary is printed), 2 a command line or input it cannot act on."};
   app.name("recorder");
   app.require_subcommand(1);
-  app.set_version_flag("--version", std::string(recorder::version));
+  app.set_version_flag("--version", std::string(recorder::version) + " (libtorch " +
+                                        recorder::torch_version() + ")");
   given_args.assign(argv, argv + argc);
 
   SummaryArgs summary;

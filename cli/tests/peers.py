@@ -1,0 +1,95 @@
+"""torchinfo 1.8.0 and torchview 0.2.7, run live on the test models (tests/script/models.py), for
+the parity tests (peers_test.cpp). Run by the Python of the project's virtual environment
+(scripts/requirements.txt pins both peers).
+
+    python peers.py summary <model> <inputs> [--depth N] [--columns a,b] [--row-settings a,b]
+                            [--col-width N]
+        prints torchinfo.summary's table, as `recorder summary` prints its own
+    python peers.py draw <model> <inputs> [--depth N|inf] [--expand-nested]
+        prints "<nodes> nodes, <edges> edges" of torchview.draw_graph's picture
+    python peers.py --batch <file>
+        answers every request of <file> (one per line, its words separated by tabs), each after
+        a line "=== request <i>"
+
+<inputs> are `recorder`'s: --input-size 2,784 (repeated for several inputs) and --dtype
+float32|int64 (one per input, or one for all). An int64 input is all zeros, as torchinfo and
+`recorder` make it without --int-high.
+"""
+import argparse
+import math
+import os
+import re
+import sys
+import warnings
+
+warnings.filterwarnings("ignore")
+
+import torch  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "script"))
+import models  # noqa: E402
+
+MODELS = {
+    "mlp": models.MLP,
+    "lstm": models.LSTMNet,
+    "transformer": models.TransformerEncoderModel,
+    "two_inputs": models.TwoInputs,
+    "twice": models.Twice,
+    "tied": models.Tied,
+}
+MODELS.update({name: make for name, (make, _, _) in models.ATTENTION_MODELS.items()})
+DTYPES = {"float32": torch.float32, "float64": torch.float64, "int64": torch.long,
+          "int32": torch.int32}
+
+parser = argparse.ArgumentParser()
+parser.add_argument("what", choices=["summary", "draw"])
+parser.add_argument("model", choices=sorted(MODELS))
+parser.add_argument("--input-size", action="append", required=True)
+parser.add_argument("--dtype", action="append", default=[])
+parser.add_argument("--depth", default="3")
+parser.add_argument("--columns")
+parser.add_argument("--row-settings")
+parser.add_argument("--col-width", type=int, default=25)
+parser.add_argument("--expand-nested", action="store_true")
+
+
+def run(argv):
+    """What torchinfo or torchview give for one request (`argv`, as on the command line)."""
+    args = parser.parse_args(argv)
+    sizes = [tuple(int(d) for d in s.split(",")) for s in args.input_size]
+    dtypes = [DTYPES[d] for d in args.dtype] or [torch.float32]
+    if len(dtypes) == 1:
+        dtypes = dtypes * len(sizes)
+    torch.manual_seed(0)
+    model = MODELS[args.model]()
+    if args.what == "summary":
+        import torchinfo
+
+        kwargs = {}
+        if args.columns:
+            kwargs["col_names"] = args.columns.split(",")
+        if args.row_settings:
+            kwargs["row_settings"] = args.row_settings.split(",")
+        stats = torchinfo.summary(model, input_size=sizes, dtypes=dtypes, depth=int(args.depth),
+                                  col_width=args.col_width, verbose=0, **kwargs)
+        return f"{stats}\n"
+    import torchview
+
+    depth = math.inf if args.depth == "inf" else int(args.depth)
+    graph = torchview.draw_graph(model, input_size=sizes, dtypes=dtypes, depth=depth,
+                                 expand_nested=args.expand_nested)
+    source = graph.visual_graph.source
+    edges = len(re.findall(r"^\s*\S+ -> \S+", source, re.M))
+    nodes = len(re.findall(r"^\s*(?!graph |node |edge |subgraph )[^\s{}]+ \[", source, re.M))
+    return f"{nodes} nodes, {edges} edges\n"
+
+
+if len(sys.argv) == 3 and sys.argv[1] == "--batch":
+    # One request per line, its words separated by tabs; each answer follows a line
+    # "=== request <i>" (one Python start-up for all: torch's import is most of a request's time).
+    with open(sys.argv[2]) as f:
+        requests = [line.rstrip("\n").split("\t") for line in f if line.strip()]
+    for i, argv in enumerate(requests):
+        sys.stdout.write(f"=== request {i}\n{run(argv)}")
+else:
+    sys.stdout.write(run(sys.argv[1:]))
