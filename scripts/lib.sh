@@ -6,6 +6,8 @@
 #   RECORDER_JOBS         parallel jobs (default: the cores, capped at one per 1.5 GB of free memory,
 #                         since a libtorch translation unit takes ~1.2 GB)
 #   RECORDER_SKIP_DEPS=1  do not check or install the Debian packages
+#   RECORDER_VENV         the virtual environment of the 2.x leg and the peers (default <repo>/.venv)
+#   RECORDER_TORCH_INDEX  an extra package index for torch's CPU build, where PyPI's is a CUDA one
 
 RECORDER_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 RECORDER_BUILD_DIR="${RECORDER_BUILD_DIR:-$RECORDER_ROOT/build}"
@@ -87,6 +89,9 @@ recorder_drop_root() {
       RECORDER_BUILD_DIR="$RECORDER_BUILD_DIR" RECORDER_BUILD_TYPE="$RECORDER_BUILD_TYPE" \
       ${RECORDER_JOBS:+RECORDER_JOBS="$RECORDER_JOBS"} \
       ${RECORDER_SANITIZE_STAGE:+RECORDER_SANITIZE_STAGE="$RECORDER_SANITIZE_STAGE"} \
+      ${RECORDER_LEGS:+RECORDER_LEGS="$RECORDER_LEGS"} \
+      ${RECORDER_VENV:+RECORDER_VENV="$RECORDER_VENV"} \
+      ${RECORDER_TORCH_INDEX:+RECORDER_TORCH_INDEX="$RECORDER_TORCH_INDEX"} \
       "$@"
   fi
 }
@@ -105,4 +110,48 @@ recorder_build() {
   for t in "$@"; do args+=(--target "$t"); done
   recorder_log "building ${*:-everything} with $jobs jobs"
   cmake --build "$RECORDER_BUILD_DIR" -j "$jobs" "${args[@]}"
+}
+
+# ---- the second libtorch leg: PyTorch 2.13 (CPU) and the peers, from PyPI, in a venv ----------
+# RECORDER_VENV (default <repo>/.venv) holds exactly scripts/requirements.txt: torch 2.13.0's
+# CPU build (its libtorch under torch.utils.cmake_prefix_path is the libtorch users download),
+# torchinfo and torchview. Created with Debian's python3 (python3-venv), reused while the
+# requirements file is unchanged (a stamp of its hash), rebuilt when it changes.
+RECORDER_VENV="${RECORDER_VENV:-$RECORDER_ROOT/.venv}"
+
+# recorder_venv: creates or reuses the venv; prints nothing, dies with a clear message.
+recorder_venv() {
+  local req="$RECORDER_ROOT/scripts/requirements.txt" stamp="$RECORDER_VENV/.requirements.sha256"
+  local want
+  want="$(sha256sum "$req" | cut -d' ' -f1)"
+  if [[ -x "$RECORDER_VENV/bin/python" && -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
+    recorder_log "virtual environment $RECORDER_VENV is up to date"
+    return 0
+  fi
+  local py=/usr/bin/python3
+  [[ -x "$py" ]] || py="$(command -v python3 || true)"
+  [[ -n "$py" ]] || recorder_die "python3 is missing (Debian's python3-venv installs it)"
+  recorder_log "creating $RECORDER_VENV with $("$py" --version 2>&1) (scripts/requirements.txt)"
+  rm -rf "$RECORDER_VENV"
+  "$py" -m venv "$RECORDER_VENV" \
+    || recorder_die "cannot create a virtual environment with $py (install python3-venv)"
+  # RECORDER_TORCH_INDEX: a package index holding torch's CPU builds, where plain PyPI would
+  # give a CUDA build (e.g. https://download.pytorch.org/whl/cpu).
+  local index=()
+  [[ -n "${RECORDER_TORCH_INDEX:-}" ]] && index=(--extra-index-url "$RECORDER_TORCH_INDEX")
+  "$RECORDER_VENV/bin/python" -m pip install --quiet --no-input "${index[@]}" -r "$req" \
+    || recorder_die "pip could not install scripts/requirements.txt into $RECORDER_VENV"
+  local cuda
+  cuda="$("$RECORDER_VENV/bin/python" -c 'import torch; print(torch.version.cuda or "")' 2>/dev/null)" \
+    || recorder_die "torch does not import in $RECORDER_VENV"
+  [[ -z "$cuda" ]] || recorder_die "pip installed a CUDA build of torch (CUDA $cuda): its CMake \
+package needs the CUDA toolkit. Install the CPU build: set RECORDER_TORCH_INDEX=https://download.pytorch.org/whl/cpu"
+  [[ -f "$(recorder_torch_prefix)/Torch/TorchConfig.cmake" ]] \
+    || recorder_die "the torch wheel in $RECORDER_VENV has no TorchConfig.cmake (a wheel without libtorch's C++ files?)"
+  echo "$want" >"$stamp"
+}
+
+# recorder_torch_prefix: the venv's torch.utils.cmake_prefix_path (for CMAKE_PREFIX_PATH).
+recorder_torch_prefix() {
+  "$RECORDER_VENV/bin/python" -c 'import torch.utils; print(torch.utils.cmake_prefix_path)' 2>/dev/null
 }
