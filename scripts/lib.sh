@@ -7,11 +7,13 @@
 #                         since a libtorch translation unit takes ~1.2 GB)
 #   RECORDER_SKIP_DEPS=1  do not check or install the Debian packages
 #   RECORDER_VENV         the virtual environment of the 2.x leg and the peers (default <repo>/.venv)
-#   RECORDER_TORCH_INDEX  an extra package index for torch's CPU build, where PyPI's is a CUDA one
+#   RECORDER_TORCH_INDEX  the index of torch's CPU builds, used where pip would otherwise take a CUDA
+#                         build (default https://download.pytorch.org/whl/cpu)
 
 RECORDER_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 RECORDER_BUILD_DIR="${RECORDER_BUILD_DIR:-$RECORDER_ROOT/build}"
 RECORDER_BUILD_TYPE="${RECORDER_BUILD_TYPE:-Release}"
+RECORDER_VENV="${RECORDER_VENV:-$RECORDER_ROOT/.venv}"
 
 RECORDER_PACKAGES=(cmake g++ libtorch-dev libboost-dev libboost-test-dev
                    graphviz libgraphviz-dev libbenchmark-dev python3-torch
@@ -117,7 +119,6 @@ recorder_build() {
 # CPU build (its libtorch under torch.utils.cmake_prefix_path is the libtorch users download),
 # torchinfo and torchview. Created with Debian's python3 (python3-venv), reused while the
 # requirements file is unchanged (a stamp of its hash), rebuilt when it changes.
-RECORDER_VENV="${RECORDER_VENV:-$RECORDER_ROOT/.venv}"
 
 # recorder_venv: creates or reuses the venv; prints nothing, dies with a clear message.
 recorder_venv() {
@@ -135,17 +136,27 @@ recorder_venv() {
   rm -rf "$RECORDER_VENV"
   "$py" -m venv "$RECORDER_VENV" \
     || recorder_die "cannot create a virtual environment with $py (install python3-venv)"
-  # RECORDER_TORCH_INDEX: a package index holding torch's CPU builds, where plain PyPI would
-  # give a CUDA build (e.g. https://download.pytorch.org/whl/cpu).
-  local index=()
-  [[ -n "${RECORDER_TORCH_INDEX:-}" ]] && index=(--extra-index-url "$RECORDER_TORCH_INDEX")
+  # torch must be a CPU build (`+cpu`): a CUDA build's CMake package needs the CUDA toolkit. Ask
+  # pip which torch it would take (a dry run reads metadata only): where that is PyPI's CUDA
+  # build (any Python but the one whose CPU wheel lies in pip's find-links, such as Debian 13's
+  # 3.13), add the index of torch's CPU builds, RECORDER_TORCH_INDEX.
+  local index=() picked
+  picked="$("$RECORDER_VENV/bin/python" -m pip install --dry-run --quiet --no-deps --report - \
+              "$(grep -E '^torch==' "$req")" 2>/dev/null \
+            | "$RECORDER_VENV/bin/python" -c 'import json, sys; print(json.load(sys.stdin)["install"][0]["metadata"]["version"])' \
+            2>/dev/null || true)"
+  if [[ "$picked" != *+cpu ]]; then
+    local cpu_index="${RECORDER_TORCH_INDEX:-https://download.pytorch.org/whl/cpu}"
+    recorder_log "pip would take torch ${picked:-?}, not a CPU build: adding $cpu_index"
+    index=(--extra-index-url "$cpu_index")
+  fi
   "$RECORDER_VENV/bin/python" -m pip install --quiet --no-input "${index[@]}" -r "$req" \
     || recorder_die "pip could not install scripts/requirements.txt into $RECORDER_VENV"
   local cuda
   cuda="$("$RECORDER_VENV/bin/python" -c 'import torch; print(torch.version.cuda or "")' 2>/dev/null)" \
     || recorder_die "torch does not import in $RECORDER_VENV"
   [[ -z "$cuda" ]] || recorder_die "pip installed a CUDA build of torch (CUDA $cuda): its CMake \
-package needs the CUDA toolkit. Install the CPU build: set RECORDER_TORCH_INDEX=https://download.pytorch.org/whl/cpu"
+package needs the CUDA toolkit. Set RECORDER_TORCH_INDEX to an index of torch's CPU builds"
   [[ -f "$(recorder_torch_prefix)/Torch/TorchConfig.cmake" ]] \
     || recorder_die "the torch wheel in $RECORDER_VENV has no TorchConfig.cmake (a wheel without libtorch's C++ files?)"
   echo "$want" >"$stamp"
