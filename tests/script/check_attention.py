@@ -15,6 +15,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import models  # noqa: E402
+from hooks import compare, hooked_outputs  # noqa: E402
 
 folder, name, recording, layers = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
 scripted = torch.jit.load(f"{folder}/{name}_script.pt")
@@ -25,26 +26,4 @@ inputs = [torch.load(f"{folder}/{name}_input{i}.pt")
           for i in range(len(models.ATTENTION_MODELS[name][1]))]
 got = torch.load(recording)
 
-seen = {}
-
-
-def hook(layer):
-    def record(module, args, output):
-        seen[layer] = output.detach().clone()
-    return record
-
-
-for layer in layers:
-    model.get_submodule(layer).register_forward_hook(hook(layer))
-with torch.no_grad():
-    model(*inputs)
-
-if sorted(got.keys()) != sorted(layers):
-    sys.exit(f"{name}: keys {sorted(got.keys())} != {sorted(layers)}")
-for layer in layers:
-    a, b = got[layer], seen[layer]
-    if tuple(a.shape) != tuple(b.shape):
-        sys.exit(f"{name} {layer}: shape {tuple(a.shape)} != {tuple(b.shape)}")
-    if not torch.allclose(a, b, rtol=1e-5, atol=1e-5):
-        sys.exit(f"{name} {layer}: values differ (max abs difference {(a - b).abs().max().item()})")
-    print(f"ok {name} {layer} {tuple(a.shape)}")
+compare(got, hooked_outputs(model, layers, *inputs), layers, name)

@@ -13,6 +13,7 @@
 
 #include <torch/csrc/jit/runtime/graph_executor.h>
 
+#include <algorithm>
 #include <ranges>
 #include <cstdint>
 #include <functional>
@@ -479,6 +480,33 @@ BOOST_AUTO_TEST_CASE(scaled_dot_product_attention_is_an_op_with_its_two_matmuls_
   const recorder::Shape qkv_in[] = {q, q, q};
   BOOST_TEST(recorder::op_mult_adds("scaled_dot_product_attention", qkv_in, q) == per_call);
   BOOST_TEST(recorder::functional_mult_adds(t.graph) == 2u * per_call);
+}
+
+// Inside nn.MultiheadAttention (a leaf: its forward calls a function, not a module), what runs
+// differs by version, and the trace says so under record::AtenOps: PyTorch 2.x's
+// multi_head_attention_forward calls scaled_dot_product_attention when no weights are asked for;
+// 1.13's computes QK^T and AV with bmm around a softmax. Either way the functional mult-adds are
+// the same QK^T + AV (the projections, done with the module's weights, are torchinfo's).
+BOOST_AUTO_TEST_CASE(inside_multihead_attention_each_version_runs_its_own_ops) {
+  auto m = load("attention_block_script.pt");
+  const auto t =
+      AtenOps(eval_with_grad).run(m, script_test::saved_tensor("attention_block_input0.pt"));
+  std::vector<std::string> inside;
+  for (const std::string& f : functions(t))
+    if (f.size() > 5 && f.compare(f.size() - 5, 5, "@attn") == 0) inside.push_back(f);
+  const auto has = [&](const std::string& op) {
+    return std::find(inside.begin(), inside.end(), op + "@attn") != inside.end();
+  };
+  if (TORCH_VERSION_MAJOR >= 2) {
+    BOOST_TEST(has("scaled_dot_product_attention"));
+    BOOST_TEST(!has("bmm"));
+  } else {
+    BOOST_TEST(!has("scaled_dot_product_attention"));
+    BOOST_TEST(has("bmm"));
+    BOOST_TEST(has("softmax"));
+  }
+  // x [2, 12, 64], 4 heads of 16: QK^T and AV, 2 x 4 x 12 x 12 x (16 + 16).
+  BOOST_TEST(recorder::functional_mult_adds(t.graph) == 2u * 4u * 12u * 12u * (16u + 16u));
 }
 
 #ifdef RECORDER_OTHER_SCRIPT_MODELS
