@@ -120,7 +120,14 @@ torch.save(x224, path("x224.pt"))
 
 VISION_FILES = ["resnet18_script.pt", "resnet18_trace.pt", "resnet18_frozen.pt",
                 "resnet18_optimized.pt", "resnet18_state_dict.pt", "resnet18_pickled.pt",
-                "resnet50_script.pt", "mobilenet_v2_script.pt", "x224.pt"]
+                "resnet50_script.pt", "mobilenet_v2_script.pt", "x224.pt", "nms_script.pt"]
+
+
+class Nms(torch.nn.Module):
+    """Calls torchvision's custom op torchvision::nms, which libtorch alone does not register."""
+
+    def forward(self, boxes, scores):
+        return torchvision.ops.nms(boxes, scores, 0.5)
 VISION_MODELS = ["resnet18", "resnet50", "mobilenet_v2"]
 
 
@@ -143,6 +150,7 @@ def vision_models():
     mobilenet = torchvision.models.mobilenet_v2().eval()
     torch.jit.script(mobilenet).save(path("mobilenet_v2_script.pt"))
     expected["mobilenet_v2"] = torchinfo_numbers(mobilenet, x224)
+    torch.jit.script(Nms()).save(path("nms_script.pt"))
     for f in VISION_FILES:
         saved_by[f] = torch.__version__
 

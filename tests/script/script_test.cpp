@@ -618,7 +618,41 @@ BOOST_AUTO_TEST_CASE(files_that_are_not_torchscript_say_what_they_are) {
                        ": ") == 0u);
   BOOST_CHECK_THROW((void)recorder::load_model(script_test::model_path("tensor.pt")),
                     recorder::ModelFileError);
+  // A custom op whose library this program did not load names the library, on every libtorch.
+  BOOST_TEST(msg("nms_script.pt") ==
+             "recorder: cannot load TorchScript model " + p("nms_script.pt") +
+                 ": it calls torchvision::nms, a custom op of 'torchvision' that is not "
+                 "registered: link torchvision's C++ library into this program first (its ops "
+                 "are registered when it loads)");
   (void)dir;
+}
+
+// A model the JIT cannot compile for a reason other than a missing op, in an archive only PyTorch
+// 2.1 and later write (`.data/serialization_id`): on 1.13 that newer PyTorch is named with the
+// JIT's first line; on 2.x the archive says nothing newer, and the JIT's own error stands.
+BOOST_AUTO_TEST_CASE(a_newer_archive_that_does_not_compile_names_both_versions) {
+  const std::vector<std::string> records{".data/serialization_id", "data.pkl", "code/m.py"};
+  const std::string jit =
+      "\n  Keyword argument is_causal unknown.\n:\n  File \"code/m.py\", line 9\n";
+  const std::string got =
+      message_of([&] { recorder::detail::script::throw_if_newer("m.pt", records, jit); });
+  if (TORCH_VERSION_MAJOR >= 2) {
+    BOOST_TEST(got == "<no exception>");
+  } else {
+    BOOST_TEST(got ==
+               "recorder: 'm.pt' was saved by a newer PyTorch (2.1 or later) than the libtorch in "
+               "use (1.13): libtorch 1.13 cannot compile its code (Keyword argument is_causal "
+               "unknown.). Trace it with libtorch 2.5 or later (recorder supports both), or save "
+               "it with PyTorch 1.13");
+  }
+  // Without the record, an unknown aten op still says a newer PyTorch saved it, without a version.
+  const std::string op = message_of([&] {
+    recorder::detail::script::throw_if_newer("m.pt", {"data.pkl"},
+                                             "\nUnknown builtin op: aten::new_thing.\nHere are");
+  });
+  BOOST_TEST(op.find("recorder: 'm.pt' was saved by a newer PyTorch than the libtorch in use (") ==
+             0u);
+  BOOST_TEST(op.find("it calls aten::new_thing, which libtorch ") != std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(a_wrong_input_size_names_the_module_and_op_and_keeps_the_partial_trace) {

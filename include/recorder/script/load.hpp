@@ -134,7 +134,8 @@ inline void throw_if_newer(const std::filesystem::path& file,
     throw ModelFileError(file, "recorder: cannot load TorchScript model " + name + ": it calls " +
                                    op + ", a custom op of '" + lib +
                                    "' that is not registered: link " + lib +
-                                   "'s C++ library into this program (or load it) first");
+                                   "'s C++ library into this program first (its ops are "
+                                   "registered when it loads)");
   }
   if (op.empty() && saved_by.empty()) return;
   const std::string newer = "recorder: " + name + " was saved by a newer PyTorch" +
