@@ -22,20 +22,21 @@ find_package(Boost 1.74 REQUIRED COMPONENTS unit_test_framework)
 
 set(RECORDER_TESTING_DIR "${CMAKE_CURRENT_LIST_DIR}")
 
-# The Pythons of the tests (scripts/test.sh sets all three; see README, "Two libtorch legs"):
+# The Pythons of the tests (scripts/test.sh sets all three; see README, "libtorch versions"):
 #   RECORDER_PYTHON3        the Python whose torch is the libtorch under test: Debian's python3
 #                           (python3-torch, python3-torchvision) by default, PyTorch 2.13's from
 #                           the project's venv on the 2.x leg. It writes the TorchScript test models
 #                           into RECORDER_SCRIPT_MODELS (the fixture `script_models` of
 #                           tests/script; cli/tests, the examples and bench_script use them too)
-#                           and checks the files written for Python.
+#                           and checks the files written for Python; configuring fails when its
+#                           torch is not the libtorch's version.
 #   RECORDER_OTHER_PYTHON   optional: a Python with the other leg's torch. It writes the same
 #                           models into RECORDER_OTHER_SCRIPT_MODELS (script-models/torch-<M.m>):
 #                           the files a newer PyTorch saved, refused on 1.13; the files an older
 #                           one saved, traced on 2.x; and torchvision's models where the leg's
 #                           Python has no torchvision (copied into RECORDER_SCRIPT_MODELS).
 #   RECORDER_PEERS_PYTHON   optional: a Python with torchinfo 1.8.0 and torchview 0.2.7, run live
-#                           by the parity tests (tests/peers).
+#                           by the parity tests (cli/tests/peers_test.cpp).
 find_program(RECORDER_PYTHON3 NAMES python3 PATHS /usr/bin NO_DEFAULT_PATH)
 if(NOT RECORDER_PYTHON3)
   find_program(RECORDER_PYTHON3 NAMES python3)
@@ -91,7 +92,6 @@ if(RECORDER_WITH_TORCH AND RECORDER_BUILD_TESTS AND RECORDER_PYTHON3)
       message(FATAL_ERROR "recorder: RECORDER_OTHER_PYTHON ${RECORDER_OTHER_PYTHON} has torch "
               "'${_other_TORCH}': it must have the other leg's torch (not ${RECORDER_TORCH_VERSION})")
     endif()
-    set(RECORDER_OTHER_TORCH_VERSION "${_other_TORCH}")
     set(RECORDER_OTHER_SCRIPT_MODELS "${RECORDER_SCRIPT_MODELS}/torch-${_other_TORCH}")
     list(APPEND RECORDER_SCRIPT_FIXTURES script_models_other)
     if(NOT RECORDER_VISION_PYTHON AND _other_VISION)
@@ -274,7 +274,7 @@ function(recorder_add_compile_fail_test name)
       "-DBUILD_DIR=${CMAKE_BINARY_DIR}" "-DTARGET=${name}" "-DCONFIG=$<CONFIG>"
       "-DEXPECT_FILE=${expect_file}"
       -P "${RECORDER_TESTING_DIR}/RecorderCompileFail.cmake")
-  if(arg_TORCH OR arg_RUNS_LIBTORCH)
+  if(arg_TORCH)
     set(kind torch)
   else()
     set(kind fast)

@@ -54,6 +54,11 @@ if args.vision_from:
 digest = digest.hexdigest()
 if os.path.exists(stamp) and open(stamp).read() == digest:
     sys.exit(0)
+# Written anew: no file of an earlier run (another torch, another script) stays to be taken as
+# this run's (expected.json's saved_by lists the folder's .pt files).
+for old in os.listdir(out):
+    if old.endswith(".pt"):
+        os.remove(os.path.join(out, old))
 
 
 def path(name):
