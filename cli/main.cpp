@@ -77,7 +77,9 @@ struct Common {
   bool aten_ops = false;
 };
 
-void add_common(CLI::App& sub, Common& c) {
+/// `no_grad_default`: the subcommand runs the forward under torch.no_grad() unless --grad (summary
+/// and draw, as torchinfo's and torchview's forwards do).
+void add_common(CLI::App& sub, Common& c, bool no_grad_default = false) {
   sub.add_option("model", c.model,
                  "The TorchScript model file (torch.jit.script(m).save(path) or torch.jit.trace)")
       ->required();
@@ -102,7 +104,17 @@ void add_common(CLI::App& sub, Common& c) {
   sub.add_option("--seed", c.seed, "The seed of the random inputs (default 0)")->type_name("N");
   auto* train = sub.add_flag("--train", c.train, "Run the model in train mode");
   sub.add_flag("--eval", c.eval, "Run the model in eval mode (the default)")->excludes(train);
-  sub.add_flag("--no-grad", c.no_grad, "Run without autograd (torch::NoGradGuard)");
+  if (no_grad_default) {
+    c.no_grad = true;
+    auto* grad = sub.add_flag_callback(
+        "--grad", [&c] { c.no_grad = false; },
+        "Run with autograd. By default the forward runs under torch.no_grad(), as torchinfo's "
+        "and torchview's do: an eval nn.TransformerEncoderLayer then takes its fused path, and "
+        "what its submodules would compute is one op");
+    sub.add_flag("--no-grad", c.no_grad, "Run without autograd (the default)")->excludes(grad);
+  } else {
+    sub.add_flag("--no-grad", c.no_grad, "Run without autograd (torch::NoGradGuard)");
+  }
   sub.add_flag("--aten-ops", c.aten_ops,
                "Record the aten ops inside leaf modules too (record::AtenOps): drawn with "
                "--show-module-functions, counted by --functional-mult-adds");
@@ -777,7 +789,7 @@ int main(int argc, char** argv) {
   SummaryArgs summary;
   CLI::App* sub_summary =
       app.add_subcommand("summary", "Print torchinfo's summary table of the model");
-  add_common(*sub_summary, summary.common);
+  add_common(*sub_summary, summary.common, /*no_grad_default=*/true);
   sub_summary->add_option("--depth", summary.depth, "Rows down to this depth (default 3)");
   sub_summary->add_option(
       "--columns", summary.columns,

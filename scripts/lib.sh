@@ -7,6 +7,7 @@
 #                         since a libtorch translation unit takes ~1.2 GB)
 #   RECORDER_SKIP_DEPS=1  do not check or install the Debian packages
 #   RECORDER_VENV         the virtual environment of the 2.x leg and the peers (default <repo>/.venv)
+#   RECORDER_DEBIAN_VENV  the peers beside Debian's torch and torchvision, for the zoo (default <repo>/.venv-debian)
 #   RECORDER_TORCH_INDEX  the index of torch's CPU builds, used where pip would otherwise take a CUDA
 #                         build (default https://download.pytorch.org/whl/cpu)
 
@@ -14,6 +15,7 @@ RECORDER_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 RECORDER_BUILD_DIR="${RECORDER_BUILD_DIR:-$RECORDER_ROOT/build}"
 RECORDER_BUILD_TYPE="${RECORDER_BUILD_TYPE:-Release}"
 RECORDER_VENV="${RECORDER_VENV:-$RECORDER_ROOT/.venv}"
+RECORDER_DEBIAN_VENV="${RECORDER_DEBIAN_VENV:-$RECORDER_ROOT/.venv-debian}"
 
 RECORDER_PACKAGES=(cmake g++ libtorch-dev libboost-dev libboost-test-dev
                    graphviz libgraphviz-dev libbenchmark-dev python3-torch
@@ -93,6 +95,7 @@ recorder_drop_root() {
       ${RECORDER_SANITIZE_STAGE:+RECORDER_SANITIZE_STAGE="$RECORDER_SANITIZE_STAGE"} \
       ${RECORDER_LEGS:+RECORDER_LEGS="$RECORDER_LEGS"} \
       ${RECORDER_VENV:+RECORDER_VENV="$RECORDER_VENV"} \
+      ${RECORDER_DEBIAN_VENV:+RECORDER_DEBIAN_VENV="$RECORDER_DEBIAN_VENV"} \
       ${RECORDER_TORCH_INDEX:+RECORDER_TORCH_INDEX="$RECORDER_TORCH_INDEX"} \
       "$@"
   fi
@@ -159,6 +162,29 @@ recorder_venv() {
 package needs the CUDA toolkit. Set RECORDER_TORCH_INDEX to an index of torch's CPU builds"
   [[ -f "$(recorder_torch_prefix)/Torch/TorchConfig.cmake" ]] \
     || recorder_die "the torch wheel in $RECORDER_VENV has no TorchConfig.cmake (a wheel without libtorch's C++ files?)"
+  echo "$want" >"$stamp"
+}
+
+# recorder_debian_venv: creates or reuses RECORDER_DEBIAN_VENV (`.venv-debian/`), a venv over
+# Debian's python3 with its site packages (python3-torch, python3-torchvision) and the peers of
+# scripts/requirements-debian.txt, so torchinfo and torchview run on torchvision's models (the
+# zoo's; tests/zoo). Reused while that file's hash is unchanged.
+recorder_debian_venv() {
+  local req="$RECORDER_ROOT/scripts/requirements-debian.txt"
+  local stamp="$RECORDER_DEBIAN_VENV/.requirements.sha256" want
+  want="$(sha256sum "$req" | cut -d' ' -f1)"
+  if [[ -x "$RECORDER_DEBIAN_VENV/bin/python" && -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
+    recorder_log "virtual environment $RECORDER_DEBIAN_VENV is up to date"
+    return 0
+  fi
+  recorder_log "creating $RECORDER_DEBIAN_VENV over Debian's python3 (scripts/requirements-debian.txt)"
+  rm -rf "$RECORDER_DEBIAN_VENV"
+  /usr/bin/python3 -m venv --system-site-packages "$RECORDER_DEBIAN_VENV" \
+    || recorder_die "cannot create a virtual environment with /usr/bin/python3 (install python3-venv)"
+  "$RECORDER_DEBIAN_VENV/bin/python" -m pip install --quiet --no-input --no-deps -r "$req" \
+    || recorder_die "pip could not install scripts/requirements-debian.txt into $RECORDER_DEBIAN_VENV"
+  "$RECORDER_DEBIAN_VENV/bin/python" -c 'import torch, torchvision, torchinfo, torchview' 2>/dev/null \
+    || recorder_die "$RECORDER_DEBIAN_VENV cannot import torch, torchvision, torchinfo and torchview (install python3-torch and python3-torchvision)"
   echo "$want" >"$stamp"
 }
 

@@ -32,11 +32,13 @@ stage() { recorder_log "$1 ($(( SECONDS - start )) s so far)"; }
 "$RECORDER_ROOT/scripts/check_format.sh"
 recorder_npm_ci
 recorder_venv
+recorder_debian_venv
 venv_python="$RECORDER_VENV/bin/python"
 debian_python=/usr/bin/python3
 common=(-DRECORDER_BUILD_TESTS=ON -DRECORDER_BUILD_EXAMPLES=ON -DRECORDER_BUILD_BENCHMARKS=ON
         -DRECORDER_VERIFY_HEADERS=ON -DRECORDER_SANITIZE=OFF
-        -DRECORDER_PEERS_PYTHON="$venv_python")
+        -DRECORDER_PEERS_PYTHON="$venv_python"
+        -DRECORDER_DEBIAN_PEERS_PYTHON="$RECORDER_DEBIAN_VENV/bin/python")
 
 if [[ ",$legs," == *,debian,* ]]; then
   stage "leg 1: Debian's libtorch, into $RECORDER_BUILD_DIR"

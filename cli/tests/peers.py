@@ -26,7 +26,9 @@ warnings.filterwarnings("ignore")
 
 import torch  # noqa: E402
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "script"))
+_tests = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests")
+sys.path.insert(0, os.path.join(_tests, "script"))
+sys.path.insert(0, os.path.join(_tests, "zoo"))
 import models  # noqa: E402
 
 MODELS = {
@@ -43,7 +45,7 @@ DTYPES = {"float32": torch.float32, "float64": torch.float64, "int64": torch.lon
 
 parser = argparse.ArgumentParser()
 parser.add_argument("what", choices=["summary", "draw"])
-parser.add_argument("model", choices=sorted(MODELS))
+parser.add_argument("model", help="a name of MODELS or of the zoo (tests/zoo/zoo.py)")
 parser.add_argument("--input-size", action="append", required=True)
 parser.add_argument("--dtype", action="append", default=[])
 parser.add_argument("--depth", default="3")
@@ -60,8 +62,13 @@ def run(argv):
     dtypes = [DTYPES[d] for d in args.dtype] or [torch.float32]
     if len(dtypes) == 1:
         dtypes = dtypes * len(sizes)
-    torch.manual_seed(0)
-    model = MODELS[args.model]()
+    if args.model in MODELS:
+        torch.manual_seed(0)
+        model = MODELS[args.model]()
+    else:
+        import zoo
+
+        model = zoo.build(args.model)
     if args.what == "summary":
         import torchinfo
 
@@ -84,7 +91,9 @@ def run(argv):
     return f"{nodes} nodes, {edges} edges\n"
 
 
-if len(sys.argv) == 3 and sys.argv[1] == "--batch":
+if __name__ != "__main__":
+    pass
+elif len(sys.argv) == 3 and sys.argv[1] == "--batch":
     # One request per line, its words separated by tabs; each answer follows a line
     # "=== request <i>" (one Python start-up for all: torch's import is most of a request's time).
     with open(sys.argv[2]) as f:

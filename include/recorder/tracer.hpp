@@ -181,6 +181,7 @@ class Tracer {
     try {
       out.emplace(std::apply([&](auto&... r) { return root(r...); }, traced_inputs));
     } catch (TraceError& e) {
+      detail::register_containers(s, root_module);
       rec.fail(e, detail::model_facts(root_module, s));
       throw;
     }
@@ -189,6 +190,7 @@ class Tracer {
     Traced<PlainOut> result;
     rec.end();
     if constexpr (policy_type::records_graph) {
+      detail::register_containers(s, root_module);
       mark_outputs(rec, *out);
       rec.finish(result, detail::model_facts(root_module, s));
     }

@@ -416,7 +416,8 @@ inline void check_summary(const recorder::Trace& t, torch::nn::Module& model,
   // Each module's parameters are on its first call's row (later calls say "(recursive)").
   std::uint64_t sum = 0;
   for (const auto& row : table.rows) {
-    const auto& m = t.graph.module_of(row.call);
+    if (!row.call.valid()) continue;  // a container's row (a ModuleList never called)
+    const auto& m = *row.module;
     if (auto v = cell_number(row.cells.at(1)); v && m.leaf) sum += *v;
   }
   const std::uint64_t expected = called_params(model, called, /*leaves=*/true);

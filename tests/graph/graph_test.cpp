@@ -134,6 +134,53 @@ BOOST_AUTO_TEST_CASE(depth_index_numbers_calls_per_depth_across_the_model) {
   BOOST_TEST(label(c) == "1-3");
 }
 
+BOOST_AUTO_TEST_CASE(containers_never_called_get_torchinfos_rows) {
+  // A Transformer-like model: Embedding, then encoder.layers.{0,1} iterated from the root's
+  // forward (encoder and encoder.layers never called), then head; then encoder.layers.0.norm
+  // called again from the root (encoder.layers.0 is no longer the row above it).
+  Graph g;
+  const ModuleId net = g.add_module(module_info("", "Net", false));
+  const ModuleId embed = g.add_module(module_info("embed", "Embedding", true));
+  const ModuleId l0 = g.add_module(module_info("encoder.layers.0", "Layer", false));
+  const ModuleId norm0 = g.add_module(module_info("encoder.layers.0.norm", "LayerNorm", true));
+  const ModuleId l1 = g.add_module(module_info("encoder.layers.1", "Layer", false));
+  const ModuleId head = g.add_module(module_info("head", "Linear", true));
+  const NodeId root = g.add_module_call(net, {}, 0);
+  const NodeId e = g.add_module_call(embed, root, 1);
+  const NodeId a = g.add_module_call(l0, root, 1);
+  const NodeId an = g.add_module_call(norm0, a, 2);
+  const NodeId b = g.add_module_call(l1, root, 1);
+  const NodeId h = g.add_module_call(head, root, 1);
+  const NodeId again = g.add_module_call(norm0, root, 1);
+  const auto label = [&](NodeId id) { return depth_index_label(g, id); };
+  BOOST_TEST(label(e) == "1-1");
+  BOOST_TEST(label(a) == "3-1");  // encoder 1-2, encoder.layers 2-1
+  BOOST_TEST(label(an) == "4-1");
+  BOOST_TEST(label(b) == "3-2");
+  BOOST_TEST(label(h) == "1-3");
+  BOOST_TEST(label(again) == "4-2");  // encoder 1-4, encoder.layers 2-2, encoder.layers.0 3-3
+  BOOST_TEST(g.node(a).depth == 1);   // the drawing's depth stays the call's
+  BOOST_TEST(g.call(a).table_depth == 3);
+  const auto& rows = g.container_rows();
+  BOOST_TEST_REQUIRE(rows.size() == 5u);
+  const std::vector<std::string> expected{"encoder 1-2 before 2", "encoder.layers 2-1 before 2",
+                                          "encoder 1-4 before 6", "encoder.layers 2-2 before 6",
+                                          "encoder.layers.0 3-3 before 6"};
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const NodeId before = rows[i].before;
+    const std::size_t k = before == a ? 2 : (before == again ? 6 : 0);
+    BOOST_TEST(std::string(rows[i].path) + ' ' + std::to_string(rows[i].depth) + '-' +
+                   std::to_string(rows[i].depth_index) + " before " + std::to_string(k) ==
+               expected[i]);
+  }
+  // A front end registers the containers' records as the trace ends.
+  register_containers(
+      g, [](std::string_view path) { return module_info(std::string(path), "ModuleList", false); });
+  BOOST_TEST(g.module_at("encoder.layers") != nullptr);
+  BOOST_TEST(g.module_at("encoder.layers.0") == &g.module(l0));  // called: registered already
+  BOOST_TEST(g.module_count() == 8u);
+}
+
 BOOST_AUTO_TEST_CASE(call_index_counts_calls_of_one_module) {
   Graph g;
   const ModuleId net = g.add_module(module_info("", "Net", false));

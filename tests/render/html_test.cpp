@@ -105,7 +105,8 @@ BOOST_AUTO_TEST_CASE(page_embeds_every_recorded_node_and_ends_its_four_scripts) 
   BOOST_TEST(count(data, "\n[") == t.graph.size());  // one line per recorded node
   BOOST_TEST(count(data, "\"depth\":1,\"requested_depth\":1") == 1u);
   // A module call's row: kind 6, parent, depth, label, module, depth-index, inputs, outputs.
-  BOOST_TEST(count(data, "\n[6,1,1,\"EncoderLayer\\n0\",1,\"1-1\",[0],") == 1u);
+  // Its depth-index is torchinfo's: `layers` (never called) is 1-1, `layers.0` 2-1.
+  BOOST_TEST(count(data, "\n[6,1,1,\"EncoderLayer\\n0\",1,\"2-1\",[0],") == 1u);
 }
 
 BOOST_AUTO_TEST_CASE(hostile_names_are_data_not_markup) {
@@ -198,7 +199,7 @@ BOOST_AUTO_TEST_CASE(model_explorer_graph_has_namespaces_per_composite_call) {
   BOOST_TEST(count(json, "\"label\": \"add\", \"namespace\": \"layers.0\"") == 2u);
   BOOST_TEST(count(json,
                    "\n        \"layers.0/attn\": {\"path\": \"layers.0.attn\", \"class\": "
-                   "\"Attention\", \"depth_index\": \"2-1\"") == 1u);
+                   "\"Attention\", \"depth_index\": \"3-1\"") == 1u);
   BOOST_TEST(json.starts_with("{\n  \"label\": \"Encoder\",\n  \"graphs\": ["));
   BOOST_TEST(std::string_view(recorder::backend::ModelExplorer::extension) == ".explorer.json");
 }

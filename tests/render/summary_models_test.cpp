@@ -289,56 +289,61 @@ BOOST_AUTO_TEST_CASE(functional_mult_adds_of_the_transformer,
   //   bmm(q [N*H, L, d_head], k^T [N*H, d_head, L]) -> [N*H, L, L]   QK^T
   //   softmax, dropout
   //   bmm(attn [N*H, L, L], v [N*H, L, d_head]) -> [N*H, L, d_head]  AV
-  // and the out-projection (t(out_proj.weight), matmul, add_). The projections read a weight:
-  // torchinfo counts them (and the Linear leaves' matmuls), so the functional line does not.
-  // Per layer, per batch item, per head: QK^T = L*L*d_head = 1,600, AV = L*L*d_head = 1,600.
-  // All: layers * N * H * (1,600 + 1,600) = 2 * 2 * 4 * 3,200 = 51,200 (= 4 N L^2 E).
+  // and the out-projection (t(out_proj.weight), matmul, add_), inferred as a call of out_proj.
+  // Per layer, per batch item, per head: QK^T = L*L*d_head = 1,600, AV = L*L*d_head = 1,600:
+  // layers * N * H * (1,600 + 1,600) = 2 * 2 * 4 * 3,200 = 51,200 (= 4 N L^2 E). torchinfo counts
+  // none of the attention: MultiheadAttention has a submodule (out_proj), so it is no leaf for
+  // torchinfo, and out_proj is never called. The functional line counts it all: per layer the
+  // in-projection L N x E x 3E = 245,760 and the out-projection L N x E x E = 81,920 (their
+  // matmuls' products), and QK^T and AV: 2 * (245,760 + 81,920) + 51,200 = 706,560.
   //
   // torchinfo's total, from its formulas: Embedding out[0] x 6,400 = 6,400 L; per layer
-  // MultiheadAttention (12,288 + 192 + 4,160) L N, linear1 16,640 L N, linear2 16,448 L N,
-  // two LayerNorms 2 x 128 L; head 6,500 L N. Sum: 6,912 L + 105,956 L N = 2,188,240.
+  // linear1 16,640 L N, linear2 16,448 L N, two LayerNorms 2 x 128 L; head 6,500 L N.
+  // Sum: 6,912 L + 72,676 L N = 1,522,640.
   models::TransformerEncoderModel tr;
   const torch::Tensor tokens = torch::zeros({10, 2}, torch::kLong);
   auto t = AtenTracer{}.run(tr, tokens);
   const auto table = recorder::summarize(t);
-  BOOST_TEST(table.functional_mult_adds == 51200u);
-  BOOST_TEST(table.total_mult_adds == 2188240u);
+  BOOST_TEST(table.functional_mult_adds == 706560u);
+  BOOST_TEST(table.total_mult_adds == 1522640u);
   const SummaryOptions options{
       .columns = {SummaryColumn::output_size, SummaryColumn::num_params, SummaryColumn::mult_adds},
       .functional_mult_adds = true};
   const std::string s = recorder::summary(t, options);
   check("transformer_functional.txt", s, std::nullopt);
-  const std::string line = "Functional mult-adds (k): 51.20\n";
-  BOOST_TEST(s.find("Total mult-adds (M): 2.19\n" + line) != std::string::npos);
+  const std::string line = "Functional mult-adds (k): 706.56\n";
+  BOOST_TEST(s.find("Total mult-adds (M): 1.52\n" + line) != std::string::npos);
   // Recording the leaves' insides adds rows only: the out-projection of libtorch's C++
-  // MultiheadAttention, inferred from the parameters its ops read (depth 3), with its share of
-  // the attention's parameters and mult-adds. Folded at depth 2, and less the functional line,
-  // it is the table of the record::Structure trace, torchinfo's numbers and all.
-  BOOST_TEST(s.find("\u2502    \u2502    \u2514\u2500Linear: 3-1                  [10, 2, 64]      "
-                    "         4,160") != std::string::npos);
-  SummaryOptions folded = options;
-  folded.depth = 2;
-  std::string without = recorder::summary(t, folded);
+  // MultiheadAttention, inferred from the parameters its ops read (depth 4, under
+  // encoder.<i>.self_attn), with its share of the attention's parameters; its mult-adds are the
+  // functional line's. Folded at depth 3, and less the functional line, it is the table of the
+  // record::Structure trace, torchinfo's numbers and all.
+  SummaryOptions deep = options;
+  deep.depth = 4;
+  BOOST_TEST(
+      recorder::summary(t, deep).find(
+          "\u2502    \u2502    \u2502    \u2514\u2500Linear: 4-1             [10, 2, 64]      "
+          "         4,160                     --") != std::string::npos);
+  std::string without = s;
   without.erase(without.find(line), line.size());
-  SummaryOptions torchinfo_only = folded;
+  SummaryOptions torchinfo_only = options;
   torchinfo_only.functional_mult_adds = false;
   BOOST_TEST(without == recorder::summary(Tracer{}.run(tr, tokens), torchinfo_only));
   check_column_sums(t, "Transformer with record::AtenOps");
-  // With record::Structure the attention is opaque, and this model has no functional matmul of
-  // its own: nothing to add.
-  BOOST_TEST(recorder::summarize(Tracer{}.run(tr, tokens)).functional_mult_adds == 0u);
+  // With record::Structure the attention is opaque: the line has what torchinfo's formula gives
+  // for it (its parameters per output row), 2 layers x 16,640 x 20 = 665,600.
+  BOOST_TEST(recorder::summarize(Tracer{}.run(tr, tokens)).functional_mult_adds == 665600u);
 
-  // torchinfo's #226: its total grows as L, attention's as L^2. At L = 10 the attention is
-  // 51,200 / 2,239,440 = 2.3% of the count; at L = 2,048, N = 1, torchinfo's total is
-  // 112,868 L = 231,153,664 and the attention 4 N L^2 E = 1,073,741,824: torchinfo shows
-  // 17.7% of the 1,304,895,488 mult-adds, 5.6 times too few. (The functional line passes
-  // torchinfo's past L = 441 and is 100 times it past L = 44,089.)
+  // torchinfo's #226: its total grows as L, attention's as L^2. At L = 2,048, N = 1,
+  // torchinfo's total is 79,588 L = 162,996,224; the functional line is the attention
+  // 4 N L^2 E = 1,073,741,824 plus the projections 2 x L x (64 x 192 + 64 x 64) = 67,108,864:
+  // torchinfo shows 12.5% of the 1,303,846,912 mult-adds, 8 times too few.
   tr->eval();
   torch::NoGradGuard no_grad;
   const auto long_table =
       recorder::summarize(AtenTracer{}.run(tr, torch::zeros({2048, 1}, torch::kLong)));
-  BOOST_TEST(long_table.total_mult_adds == 231153664u);
-  BOOST_TEST(long_table.functional_mult_adds == 1073741824u);
+  BOOST_TEST(long_table.total_mult_adds == 162996224u);
+  BOOST_TEST(long_table.functional_mult_adds == 1140850688u);
   BOOST_TEST(long_table.functional_mult_adds > 4 * long_table.total_mult_adds);
 #endif
 }

@@ -302,17 +302,26 @@ BOOST_AUTO_TEST_CASE(every_module_path_is_exact_through_torchscripts_corners) {
   const auto x = torch::randn({2, 8});
   const auto t = AtenOps(eval).run(m, x);
   // A submodule called twice, a ModuleList iterated in forward, an attribute chain, a
-  // tuple-returning submodule: full paths, never TorchScript's relative `0` or `inner`.
+  // tuple-returning submodule: full paths, never TorchScript's relative `0` or `inner`. The
+  // depth-index labels are torchinfo's, by depth in the module tree: the containers never called
+  // (`layers`, `holder`) take the labels 1-3 and 1-4 of the rows torchinfo prints for them.
   BOOST_TEST(
       calls(t) == (std::vector<std::string>{
                       "#0 Custom 0-1", "shared#0 Linear 1-1 leaf", "shared#1 Linear 1-2 leaf",
-                      "layers.0#0 Block 1-3", "layers.0.fc#0 Linear 2-1 leaf",
-                      "layers.0.act#0 ReLU 2-2 leaf", "layers.1#0 Block 1-4",
-                      "layers.1.fc#0 Linear 2-3 leaf", "layers.1.act#0 ReLU 2-4 leaf",
-                      "holder.inner#0 Inner 1-5", "holder.inner.lin#0 Linear 2-5 leaf",
-                      "gate#0 Gate 1-6 leaf", "heads#0 Pair 1-7", "heads.a#0 Linear 2-6 leaf",
-                      "heads.b#0 Linear 2-7 leaf"}),
+                      "layers.0#0 Block 2-1", "layers.0.fc#0 Linear 3-1 leaf",
+                      "layers.0.act#0 ReLU 3-2 leaf", "layers.1#0 Block 2-2",
+                      "layers.1.fc#0 Linear 3-3 leaf", "layers.1.act#0 ReLU 3-4 leaf",
+                      "holder.inner#0 Inner 2-3", "holder.inner.lin#0 Linear 3-5 leaf",
+                      "gate#0 Gate 1-5 leaf", "heads#0 Pair 1-6", "heads.a#0 Linear 2-4 leaf",
+                      "heads.b#0 Linear 2-5 leaf"}),
       boost::test_tools::per_element());
+  std::vector<std::string> containers;
+  for (const auto& r : t.graph.container_rows())
+    containers.push_back(std::string(r.path) + ' ' + std::to_string(r.depth) + '-' +
+                         std::to_string(r.depth_index) + ' ' +
+                         t.graph.module_at(r.path)->class_name);
+  BOOST_TEST(containers == (std::vector<std::string>{"layers 1-3 ModuleList", "holder 1-4 Holder"}),
+             boost::test_tools::per_element());
   // A method on self and a free function run in the caller; the in-place op inside an `if`
   // without outputs belongs to `gate` (the inlined graphs of libtorch 1.13 lose its scope).
   BOOST_TEST(functions(t) ==
@@ -486,7 +495,8 @@ BOOST_AUTO_TEST_CASE(scaled_dot_product_attention_is_an_op_with_its_two_matmuls_
 // differs by version, and the trace says so under record::AtenOps: PyTorch 2.x's
 // multi_head_attention_forward calls scaled_dot_product_attention when no weights are asked for;
 // 1.13's computes QK^T and AV with bmm around a softmax. Either way the functional mult-adds are
-// the same QK^T + AV (the projections, done with the module's weights, are torchinfo's).
+// the same: QK^T + AV and the in- and out-projections, none of which torchinfo counts
+// (MultiheadAttention has a submodule, out_proj, so it is no leaf for torchinfo).
 BOOST_AUTO_TEST_CASE(inside_multihead_attention_each_version_runs_its_own_ops) {
   auto m = load("attention_block_script.pt");
   const auto t =
@@ -505,8 +515,10 @@ BOOST_AUTO_TEST_CASE(inside_multihead_attention_each_version_runs_its_own_ops) {
     BOOST_TEST(has("bmm"));
     BOOST_TEST(has("softmax"));
   }
-  // x [2, 12, 64], 4 heads of 16: QK^T and AV, 2 x 4 x 12 x 12 x (16 + 16).
-  BOOST_TEST(recorder::functional_mult_adds(t.graph) == 2u * 4u * 12u * 12u * (16u + 16u));
+  // x [2, 12, 64], 4 heads of 16: QK^T and AV, 2 x 4 x 12 x 12 x (16 + 16); the projections
+  // of the 24 rows, 24 x 64 x 192 in and 24 x 64 x 64 out.
+  BOOST_TEST(recorder::functional_mult_adds(t.graph) ==
+             2u * 4u * 12u * 12u * (16u + 16u) + 24u * 64u * 192u + 24u * 64u * 64u);
 }
 
 #ifdef RECORDER_OTHER_SCRIPT_MODELS

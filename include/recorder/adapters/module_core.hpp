@@ -308,6 +308,7 @@ inline ModuleId module_id(Session& s, const torch::nn::Module& m, bool leaf) {
   ModuleInfo info;
   info.class_name = class_name_of(m);
   info.leaf = leaf;
+  info.has_children = !m.children().empty();
   if (parent == nullptr) {
     info.name = info.class_name;
   } else {
@@ -324,6 +325,30 @@ inline ModuleId module_id(Session& s, const torch::nn::Module& m, bool leaf) {
   if (records != nullptr)
     records->log(&m, parent, leaf, s.tree.modules.find(&m) != nullptr, attributes, info);
   return add_module(s, m, std::move(info));
+}
+
+/// Registers the modules of the trace's container rows (`Graph::ContainerRow`: modules never
+/// called that enclose calls, such as a `torch::nn::ModuleList` iterated in a forward), found
+/// by path below `root`. A front end calls it as a trace ends.
+inline void register_containers(Session& s, const torch::nn::Module& root) {
+  if (s.graph.container_rows().empty()) return;
+  recorder::register_containers(s.graph, [&](std::string_view path) {
+    ModuleInfo info;
+    info.path = std::string(path);
+    info.name = info.path.substr(info.path.rfind('.') + 1);
+    info.class_name = "Module";
+    info.has_children = true;
+    for (const auto& item : root.named_modules()) {
+      if (item.key() != path) continue;
+      const torch::nn::Module& m = *item.value();
+      info.class_name = class_name_of(m);
+      info.has_children = !m.children().empty();
+      describe_parameters(s, m, info);
+      describe_attributes(s, m, info);
+      break;
+    }
+    return info;
+  });
 }
 
 /// The submodules of plain C++ module `m` its ops can be attributed to (`observe/attribution.hpp`),

@@ -421,7 +421,7 @@ inline std::string ambiguity_message(const LayerAddress& a, std::string_view wha
 [[noreturn]] inline void unknown(const Graph& g, const recorder::address::Label& l,
                                  const std::string& spelled) {
   std::vector<std::int64_t> depths;
-  for (NodeId c : views::module_calls(g)) depths.push_back(g.node(c).depth);
+  for (NodeId c : views::module_calls(g)) depths.push_back(g.call(c).table_depth);
   std::sort(depths.begin(), depths.end());
   depths.erase(std::unique(depths.begin(), depths.end()), depths.end());
   if (depths.empty()) throw UnknownLayer(spelled, "the trace has no module calls", {});
@@ -429,7 +429,7 @@ inline std::string ambiguity_message(const LayerAddress& a, std::string_view wha
   const std::int64_t depth = depth_known ? l.depth : nearest_indices(depths, l.depth, 1).front();
   std::vector<std::int64_t> indices;
   for (NodeId c : views::module_calls(g))
-    if (g.node(c).depth == depth) indices.push_back(g.call(c).depth_index);
+    if (g.call(c).table_depth == depth) indices.push_back(g.call(c).depth_index);
   std::sort(indices.begin(), indices.end());
   std::vector<std::string> labels;
   for (std::int64_t v : nearest_indices(indices, l.index, suggestion_limit))
@@ -505,7 +505,7 @@ struct CallFacts {
   std::string_view path;         ///< `ModuleInfo::path` ("" for the root)
   std::string_view class_name;   ///< `ModuleInfo::class_name`
   std::uint32_t call_index = 0;  ///< `CallData::call_index`
-  std::int64_t depth = 0;        ///< the call node's depth (0 for the root)
+  std::int64_t depth = 0;        ///< `CallData::table_depth`, torchinfo's (0 for the root)
   std::int64_t depth_index = 0;  ///< `CallData::depth_index`
   std::size_t position = 0;      ///< place among the calls below the root (`by_index`)
   const Graph* graph = nullptr;  ///< for `where(...)`; null when no graph is at hand
@@ -517,7 +517,7 @@ struct CallFacts {
 inline CallFacts facts_of(const Graph& g, NodeId call, std::size_t position) {
   const ModuleInfo& m = g.module_of(call);
   const auto& c = g.call(call);
-  return CallFacts{m.path,        m.class_name, c.call_index, g.node(call).depth,
+  return CallFacts{m.path,        m.class_name, c.call_index, c.table_depth,
                    c.depth_index, position,     &g,           call};
 }
 

@@ -87,7 +87,7 @@ inline std::string encode_trace(const Trace& trace) {
     }
     w.u64(m.param_count);
     w.u64(m.trainable_count);
-    w.number<std::uint8_t>(m.leaf ? 1 : 0);
+    w.number<std::uint8_t>(static_cast<std::uint8_t>((m.leaf ? 1 : 0) | (m.has_children ? 2 : 0)));
     w.number(m.calls);
     w.u64(m.attributes.size());
     for (const auto& [k, v] : m.attributes) {
@@ -174,7 +174,9 @@ inline Trace decode_trace(std::string_view bytes) {
     }
     m.param_count = r.u64();
     m.trainable_count = r.u64();
-    m.leaf = r.number<std::uint8_t>() != 0;
+    const auto module_flags = r.number<std::uint8_t>();
+    m.leaf = (module_flags & 1) != 0;
+    m.has_children = (module_flags & 2) != 0;
     calls_expected.push_back(r.number<std::uint32_t>());
     m.calls = 0;  // counted again as the calls are added
     m.attributes.resize(r.count(16));

@@ -85,7 +85,10 @@ struct ModuleInfo {
   std::uint64_t param_count = 0;      ///< all parameters below it (recursive), each counted once
   std::uint64_t trainable_count = 0;  ///< the trainable part of `param_count`
   bool leaf = true;                   ///< ran as a libtorch forward (no traced inner ops)
-  std::uint32_t calls = 0;            ///< how many times it was called in this trace
+  /// Has registered submodules, called or not: not a leaf for torchinfo, which shows its
+  /// mult-adds only at the depth limit and counts none in its total.
+  bool has_children = false;
+  std::uint32_t calls = 0;  ///< how many times it was called in this trace
   /// Hyper-parameters worth showing, as display strings in torchinfo's spelling:
   /// `{"kernel_size", "[3, 3]"}`, `{"groups", "1"}`; empty for most modules.
   std::vector<std::pair<std::string, std::string>> attributes{};
@@ -137,9 +140,23 @@ class Graph {
   struct CallData {
     ModuleId module;
     std::uint32_t call_index = 0;   ///< 0 for the first call of this module, 1 for the next...
-    std::uint32_t depth_index = 0;  ///< torchinfo's running index at this depth (1-based)
+    std::uint32_t depth_index = 0;  ///< torchinfo's running index at `table_depth` (1-based)
     NodeList inputs{};              ///< tensor nodes passed in
     NodeList outputs{};             ///< tensor nodes returned (empty while running or failed)
+    /// torchinfo's depth: the module's depth in the module tree (`table_depth(path)`), which is
+    /// the node's depth unless a module that was never called encloses it (a `ModuleList`).
+    std::uint16_t table_depth = 0;
+  };
+
+  /// A row torchinfo prints for a module that encloses a call in the module tree but whose own
+  /// row is not the one above it: a container never called (a `ModuleList` iterated in a
+  /// forward, a module only holding others), or a module called earlier whose child is called
+  /// from elsewhere. Numbered with the calls (`CallData::depth_index`).
+  struct ContainerRow {
+    NodeId before;                  ///< the module call whose row comes after it
+    std::string_view path;          ///< the module's path (interned)
+    std::uint16_t depth = 0;        ///< its table depth
+    std::uint32_t depth_index = 0;  ///< torchinfo's running index at `depth`
   };
 
   /// An empty graph. It takes the storage the last large graph destroyed on this thread left
@@ -273,18 +290,33 @@ class Graph {
   }
 
   /// Adds a node for one call of module `m` with tensor nodes `inputs`, numbering it like
-  /// torchinfo.
+  /// torchinfo: by its depth in the module tree, after the rows torchinfo inserts for the
+  /// modules enclosing it whose rows are not the current ones (`ContainerRow`).
   NodeId add_module_call(ModuleId m, NodeId parent, std::uint16_t depth, NodeList inputs = {}) {
     if (m.value >= modules_.size()) throw std::out_of_range("recorder::Graph: unknown ModuleId");
-    if (depth >= depth_counters_.size()) depth_counters_.resize(depth + 1u, 0);
+    const NodeId self{static_cast<std::uint32_t>(nodes_.size())};
+    const std::string& path = modules_[m.value].path;
+    std::uint16_t tree = path.empty() ? 0 : 1;
+    for (std::size_t dot = path.find('.'); dot != std::string::npos;
+         dot = path.find('.', dot + 1), ++tree) {
+      const std::string_view enclosing(path.data(), dot);
+      if (tree < hierarchy_.size() && hierarchy_path(tree) == enclosing) continue;
+      if (tree >= hierarchy_.size()) hierarchy_.resize(tree + 1u);
+      const std::string_view kept = intern(enclosing);
+      hierarchy_[tree] = Level{ModuleId{}, kept};
+      containers_.push_back(ContainerRow{self, kept, tree, next_index(tree)});
+    }
+    if (tree >= hierarchy_.size()) hierarchy_.resize(tree + 1u);
+    hierarchy_[tree] = Level{m, {}};
+    hierarchy_.resize(tree + 1u);
     CallRecord c;
     c.module = m;
     c.call_index = modules_[m.value].calls;
-    c.depth_index = depth_counters_[depth] + 1;
+    c.depth_index = next_index(tree);
+    c.table_depth = tree;
     c.inputs = append_nodes(inputs);
     calls_.push_back(c);
     ++modules_[m.value].calls;
-    ++depth_counters_[depth];
     return push(NodeKind::module, parent, depth, static_cast<std::uint32_t>(calls_.size() - 1));
   }
 
@@ -386,7 +418,17 @@ class Graph {
     if (n.kind != NodeKind::module)
       throw std::invalid_argument("recorder::Graph: not a module call");
     const CallRecord& c = calls_[n.data];
-    return CallData{c.module, c.call_index, c.depth_index, nodes_of(c.inputs), nodes_of(c.outputs)};
+    return CallData{c.module,           c.call_index,        c.depth_index,
+                    nodes_of(c.inputs), nodes_of(c.outputs), c.table_depth};
+  }
+  /// The rows torchinfo prints for modules enclosing calls (see `ContainerRow`), in call order.
+  const std::vector<ContainerRow>& container_rows() const noexcept { return containers_; }
+  /// The module registered at `path` (the first, if several are), if any: a container's
+  /// record, which a front end registers when the trace ends (`register_containers`).
+  const ModuleInfo* module_at(std::string_view path) const noexcept {
+    for (const ModuleInfo& m : modules_)
+      if (m.path == path) return &m;
+    return nullptr;
   }
   /// The module object behind a module call node.
   const ModuleInfo& module_of(NodeId call_id) const {
@@ -434,6 +476,7 @@ class Graph {
     ModuleId module;
     std::uint32_t call_index = 0;
     std::uint32_t depth_index = 0;
+    std::uint16_t table_depth = 0;
     NodeRange inputs;
     NodeRange outputs;
   };
@@ -583,7 +626,25 @@ class Graph {
   std::vector<CallRecord> calls_;
   std::vector<NodeId> call_nodes_;  ///< every call's input and output nodes
   std::vector<ModuleInfo> modules_;
+  /// One level of torchinfo's current hierarchy: the module whose row is the last at that
+  /// table depth, a call's module or a container's path.
+  struct Level {
+    ModuleId module;
+    std::string_view container;
+  };
+  std::string_view hierarchy_path(std::size_t depth) const {
+    const Level& l = hierarchy_[depth];
+    return l.module.valid() ? std::string_view(modules_[l.module.value].path) : l.container;
+  }
+  /// The next depth-index at table depth `depth`.
+  std::uint32_t next_index(std::uint16_t depth) {
+    if (depth >= depth_counters_.size()) depth_counters_.resize(depth + 1u, 0);
+    return ++depth_counters_[depth];
+  }
+
   std::vector<std::uint32_t> depth_counters_;
+  std::vector<Level> hierarchy_;
+  std::vector<ContainerRow> containers_;
   std::shared_ptr<std::deque<std::string>> strings_;
   bool adopted_ = false;  ///< the flat tables came from the thread's cache
 };
@@ -592,7 +653,25 @@ class Graph {
 
 /// torchinfo's depth-index label of module call `call`: "2-3". Needs a module call node.
 inline std::string depth_index_label(const Graph& g, NodeId call) {
-  return std::to_string(g.node(call).depth) + '-' + std::to_string(g.call(call).depth_index);
+  const Graph::CallData c = g.call(call);
+  return std::to_string(c.table_depth) + '-' + std::to_string(c.depth_index);
+}
+
+/// torchinfo's depth of the module at `path`: its number of components ("" is the root, 0).
+inline int table_depth(std::string_view path) {
+  if (path.empty()) return 0;
+  int n = 1;
+  for (char c : path) n += c == '.' ? 1 : 0;
+  return n;
+}
+
+/// Registers, for every container row of `g` whose module has no record, the record `describe`
+/// gives for its path (a `ModuleInfo` with its class, parameters and `has_children`), so that
+/// the summary can print the row. Front ends call it as a trace ends.
+template <class Describe>
+void register_containers(Graph& g, Describe&& describe) {
+  for (const Graph::ContainerRow& r : g.container_rows())
+    if (g.module_at(r.path) == nullptr) g.add_module(describe(r.path));
 }
 
 /// The path address of module call `call`: "layer1.0.conv1", with "#k" when its module was

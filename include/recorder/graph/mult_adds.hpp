@@ -232,18 +232,27 @@ inline std::vector<bool> from_weights(const Graph& g, const OpEdges& edges) {
   return out;
 }
 
+/// True when torchinfo counts the mult-adds of module call `call` (`module_mult_adds`): a leaf
+/// (run as one node) without submodules, seen by torchinfo's hooks (not inferred from the
+/// parameters its ops read). A leaf with submodules (`MultiheadAttention`, which never calls its
+/// `out_proj`) is not one: torchinfo prints `--` for it and leaves it out of its total.
+inline bool counted_by_torchinfo(const Graph& g, NodeId call) {
+  const ModuleInfo& m = g.module_of(call);
+  return m.leaf && !m.has_children && !g.node(call).inferred;
+}
+
 /// The mult-adds of the function ops of `g` that torchinfo's per-module estimate misses (its
 /// issue #226: attention's QK^T and AV, matmuls and convolutions written in a forward), each
 /// counted by its row of `op_mult_adds_table`.
 ///
 /// Which ops: every one of them recorded in a composite forward (torchinfo counts nothing
-/// there). Inside a leaf module call (its aten ops are recorded only with `record::AtenOps`)
-/// torchinfo already counts the work done with the module's parameters, so only the rest
-/// counts: attention ops (their QK^T and AV, not the projections they fuse), and matmul or
-/// convolution ops none of whose two multiplied operands (`a` and `b`) comes from parameters
-/// and constants alone (a weight, `t(weight)`, a buffer: `from_weights`). In a
-/// `MultiheadAttention` the score and weighted-sum `bmm`s count, its in- and out-projections
-/// do not; in a `Linear` or `Conv2d` nothing does.
+/// there), or in a leaf torchinfo does not count (`counted_by_torchinfo`: a
+/// `MultiheadAttention`, a call inferred from parameters). Inside a leaf torchinfo counts (its
+/// aten ops are recorded only with `record::AtenOps`) it counts the work done with the module's
+/// parameters, so only the rest counts: attention ops (their QK^T and AV, not the projections
+/// they fuse), and matmul or convolution ops none of whose two multiplied operands (`a` and `b`)
+/// comes from parameters and constants alone (a weight, `t(weight)`, a buffer:
+/// `from_weights`). In a `Linear` or `Conv2d` nothing does.
 inline std::uint64_t functional_mult_adds(const Graph& g) {
   const OpEdges edges = op_edges(g);
   const std::vector<bool> weights = from_weights(g, edges);
@@ -256,8 +265,8 @@ inline std::uint64_t functional_mult_adds(const Graph& g) {
     const OpMultAdds* row = find_op_mult_adds(g.function(id).op);
     if (!row) continue;
     const auto& operands = edges.ins[i];
-    if (n.parent.valid() && g.module_of(n.parent).leaf && !row->in_leaves) {
-      // Inside a leaf: torchinfo counts what is done with the module's weights.
+    if (n.parent.valid() && counted_by_torchinfo(g, n.parent) && !row->in_leaves) {
+      // Inside a leaf torchinfo counts: it counts what is done with the module's weights.
       if (operands.size() <= std::max(row->a, row->b) || weights[operands[row->a].value] ||
           weights[operands[row->b].value])
         continue;

@@ -121,7 +121,8 @@ class TensorNodes {
   ska::flat_hash_map<const c10::TensorImpl*, Entry> map_;  // open addressing: no node per tensor
 };
 
-/// Calls `f(tensor)` for every defined tensor in `v` (tensors, lists, tuples, optionals), in order.
+/// Calls `f(tensor)` for every defined tensor in `v` (tensors, lists, tuples, optionals, dicts'
+/// values), in order.
 template <class F>
 void for_each_tensor(const c10::IValue& v, F&& f) {
   if (v.isTensor()) {
@@ -133,7 +134,23 @@ void for_each_tensor(const c10::IValue& v, F&& f) {
     for (const c10::IValue& e : v.toListRef()) for_each_tensor(e, f);
   } else if (v.isTuple()) {
     for (const c10::IValue& e : v.toTupleRef().elements()) for_each_tensor(e, f);
+  } else if (v.isGenericDict()) {
+    for (const auto& entry : v.toGenericDict()) for_each_tensor(entry.value(), f);
   }
+}
+
+/// How many of `v`'s tensors its last value holds when `v` is a dict (torchvision's segmentation
+/// models return one), else 0. torchinfo shows a dict output by its last value: a front end lists
+/// those tensors first among a call's outputs.
+inline std::size_t dict_tail(const c10::IValue& v) {
+  if (!v.isGenericDict()) return 0;
+  const auto d = v.toGenericDict();
+  if (d.empty()) return 0;
+  std::size_t n = 0;
+  c10::IValue last;
+  for (const auto& entry : d) last = entry.value();
+  for_each_tensor(last, [&n](const at::Tensor&) { ++n; });
+  return n;
 }
 
 /// The last `n` values of an event's inputs or outputs: the interpreter passes its whole stack

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <ostream>
 #include <stdexcept>
@@ -24,10 +25,12 @@
 
 namespace recorder {
 
-/// One row of the table (a module call at or above `depth`), its cells as printed.
+/// One row of the table (a module call at or above `depth`, or a container torchinfo prints
+/// above the calls it encloses: `Graph::ContainerRow`), its cells as printed.
 struct SummaryRow {
-  NodeId call;
-  int depth = 0;
+  NodeId call;  ///< invalid for a container row
+  const ModuleInfo* module = nullptr;
+  int depth = 0;                     ///< torchinfo's depth: the module's in the module tree
   std::string label{};               ///< `Conv2d: 1-1`, with ` (failed)` for a call that threw
   std::vector<std::string> cells{};  ///< one per `SummaryOptions::columns`
   std::optional<double> time_ns{};   ///< with `SummaryOptions::times`: the call's time
@@ -43,8 +46,13 @@ struct SummaryTable {
   std::uint64_t functional_mult_adds = 0;    ///< see `SummaryOptions::functional_mult_adds`
   std::uint64_t input_bytes = 0;             ///< the root's inputs, as Python's `sys.getsizeof`
   std::uint64_t forward_backward_bytes = 0;  ///< outputs of leaf calls with parameters, x2
-  std::uint64_t param_bytes = 0;             ///< `total_params` x 4 (float32 parameters assumed)
-  std::optional<double> total_time_ns{};     ///< with `SummaryOptions::times`: the root's time
+  /// The parameters of the leaf rows torchinfo counts, each module once, x 4 (float32 assumed):
+  /// torchinfo leaves out the parameters a composite registers itself (a `MultiheadAttention`'s
+  /// in-projection, ViT's class token), though `total_params` has them.
+  std::uint64_t param_bytes = 0;
+  std::optional<double> total_time_ns{};  ///< with `SummaryOptions::times`: the root's time
+  /// Records made for container rows whose module the front end did not register.
+  std::vector<std::unique_ptr<ModuleInfo>> unregistered{};
 };
 
 namespace detail::summary_impl {
@@ -128,22 +136,84 @@ inline bool has(const std::vector<SummaryRowSetting>& rs, SummaryRowSetting r) {
   return std::find(rs.begin(), rs.end(), r) != rs.end();
 }
 
-/// What is known of one module call, all depths.
+/// What is known of one row, all depths: a module call or a container row.
 struct Call {
-  NodeId id;
+  NodeId id;  ///< invalid for a container row
   int depth = 0;
-  std::size_t parent = std::numeric_limits<std::size_t>::max();  ///< index in the call list
+  std::uint32_t depth_index = 0;
+  std::size_t parent = std::numeric_limits<std::size_t>::max();  ///< the row it is nested in
   const ModuleInfo* module = nullptr;
+  /// torchinfo's: its module has no submodules (and ran as one node: a module with traced
+  /// calls or ops inside is a composite, whatever its record says of submodules)
   bool leaf = true;
-  /// A leaf module's call with calls inside (submodules inferred from its ops' parameters):
-  /// shown like a composite, it counts the mult-adds of its own parameters only.
-  bool own_macs = false;
   bool recursive = false;
   bool failed = false;
-  std::uint64_t macs = 0;          ///< leaf calls (and `own_macs` ones) only
+  std::uint64_t macs = 0;          ///< leaf calls only
   std::uint64_t subtree_macs = 0;  ///< macs of the leaf calls below (itself included)
   std::int64_t leftover = 0;       ///< torchinfo's `leftover_params`
 };
+
+/// The module of a container row, registered by the front end (`register_containers`); a bare
+/// record naming the path when none was.
+inline const ModuleInfo& container_module(const Graph& g, std::string_view path,
+                                          std::vector<std::unique_ptr<ModuleInfo>>& made) {
+  if (const ModuleInfo* m = g.module_at(path)) return *m;
+  auto m = std::make_unique<ModuleInfo>();
+  m->path = std::string(path);
+  const auto dot = path.rfind('.');
+  m->name = std::string(dot == std::string_view::npos ? path : path.substr(dot + 1));
+  m->class_name = "Module";
+  m->has_children = true;
+  made.push_back(std::move(m));
+  return *made.back();
+}
+
+/// The table's rows in order, before any is shown: every module call, each after the container
+/// rows the graph inserted before it; nested by torchinfo's depth.
+inline std::vector<Call> table_rows(const Graph& g,
+                                    std::vector<std::unique_ptr<ModuleInfo>>& made) {
+  std::vector<Call> rows;
+  std::vector<std::size_t> last_at;  // the last row at each depth
+  std::vector<std::string_view> seen;
+  const auto& containers = g.container_rows();
+  std::size_t next_container = 0;
+  const auto add = [&](Call c) {
+    if (c.depth > 0 && static_cast<std::size_t>(c.depth) <= last_at.size())
+      c.parent = last_at[static_cast<std::size_t>(c.depth) - 1];
+    const std::string_view path = c.module->path;
+    c.recursive =
+        c.module->param_count > 0 && std::find(seen.begin(), seen.end(), path) != seen.end();
+    if (!c.recursive) seen.push_back(path);
+    last_at.resize(static_cast<std::size_t>(c.depth));
+    last_at.push_back(rows.size());
+    rows.push_back(c);
+  };
+  for (std::uint32_t i = 0; i < g.size(); ++i) {
+    const NodeId id{i};
+    const Graph::Node& n = g.node(id);
+    if (n.kind != NodeKind::module) continue;
+    for (; next_container < containers.size() && containers[next_container].before == id;
+         ++next_container) {
+      const Graph::ContainerRow& r = containers[next_container];
+      Call c;
+      c.depth = r.depth;
+      c.depth_index = r.depth_index;
+      c.module = &container_module(g, r.path, made);
+      c.leaf = c.module->leaf && !c.module->has_children;
+      add(c);
+    }
+    const Graph::CallData cd = g.call(id);
+    Call c;
+    c.id = id;
+    c.depth = cd.table_depth;
+    c.depth_index = cd.depth_index;
+    c.module = &g.module_of(id);
+    c.leaf = c.module->leaf && !c.module->has_children;
+    c.failed = n.failed;
+    add(c);
+  }
+  return rows;
+}
 
 /// A shape cell: `--` for none; the first shape, or with `all` every one, equal ones merged
 /// (`[1, 100, 512], 2 x [2, 100, 512]`).
@@ -155,15 +225,14 @@ inline std::string shape_or_dashes(const Graph& g, NodeList ids, bool all = fals
 
 /// A row's label as `row_settings` say: `Conv2d (conv1): 1-1`, with ` (failed)` for a call that
 /// threw; the layer column is as wide as the longest one.
-inline std::string row_label(const Graph& g, NodeId call, const SummaryOptions& options) {
-  const ModuleInfo& m = g.module_of(call);
-  const Graph::Node& n = g.node(call);
+inline std::string row_label(const Call& c, const SummaryOptions& options) {
+  const ModuleInfo& m = *c.module;
   std::string label = m.class_name;
   if (has(options.row_settings, SummaryRowSetting::var_names) && !m.name.empty())
     label += " (" + m.name + ")";
-  if (has(options.row_settings, SummaryRowSetting::depth) && n.depth > 0)
-    label += ": " + depth_index_label(g, call);
-  if (n.failed) label += " (failed)";
+  if (has(options.row_settings, SummaryRowSetting::depth) && c.depth > 0)
+    label += ": " + std::to_string(c.depth) + '-' + std::to_string(c.depth_index);
+  if (c.failed) label += " (failed)";
   return label;
 }
 
@@ -173,61 +242,53 @@ inline std::string row_label(const Graph& g, NodeId call, const SummaryOptions& 
 inline SummaryTable summarize(const Trace& trace, const SummaryOptions& options = {}) {
   namespace si = detail::summary_impl;
   const Graph& g = trace.graph;
-  std::vector<si::Call> calls;
-  std::vector<std::size_t> index_of(g.size(), std::numeric_limits<std::size_t>::max());
-  for (std::uint32_t i = 0; i < g.size(); ++i) {
-    const NodeId id{i};
-    const Graph::Node& n = g.node(id);
-    if (n.kind != NodeKind::module) continue;
-    si::Call c;
-    c.id = id;
-    c.depth = n.depth;
-    c.module = &g.module_of(id);
-    c.leaf = c.module->leaf;
-    c.failed = n.failed;
-    c.recursive = g.call(id).call_index > 0 && c.module->param_count > 0;
-    if (n.parent.valid() && index_of[n.parent.value] != std::numeric_limits<std::size_t>::max()) {
-      c.parent = index_of[n.parent.value];
-    }
-    index_of[i] = calls.size();
-    calls.push_back(std::move(c));
-  }
-
   SummaryTable t;
+  std::vector<si::Call> calls = si::table_rows(g, t.unregistered);
   t.total_params = trace.total_params;
   t.trainable_params = trace.trainable_params;
-  t.param_bytes = trace.total_params * 4;
   if (trace.root.valid() && g.node(trace.root).kind == NodeKind::module)
     for (NodeId in : g.call(trace.root).inputs)
       t.input_bytes += detail::numel(g.shape(in)) * si::element_size(g.tensor(in).dtype) + 56;
 
-  // A leaf call with calls inside (submodules inferred from its ops' parameters) is shown like a
-  // composite, its submodules carrying their own numbers as torchinfo's hooks would see them;
-  // it still counts the mult-adds of the parameters it registers itself.
-  for (const si::Call& c : calls) {
-    if (c.parent == std::numeric_limits<std::size_t>::max() || !calls[c.parent].leaf) continue;
-    calls[c.parent].leaf = false;
-    calls[c.parent].own_macs = true;
-  }
+  // torchinfo's mult-adds: a leaf module's (one without submodules), from its parameters and its
+  // first output; what composite modules compute with their own parameters or with functional
+  // ops is the functional line's (`SummaryOptions::functional_mult_adds`).
   for (si::Call& c : calls) {
-    if (!c.leaf && !c.own_macs) continue;
+    if (!c.leaf || !c.id.valid() || g.node(c.id).inferred) continue;
+    if (!c.recursive) t.param_bytes += c.module->param_count * 4;
     const auto& outs = g.call(c.id).outputs;
     if (outs.empty()) continue;
     const Shape out = g.shape(outs.front());
-    c.macs = module_mult_adds(*c.module, out, c.own_macs);
+    c.macs = module_mult_adds(*c.module, out);
     t.total_mult_adds += c.macs;
-    if (c.leaf && c.module->param_count > 0)
+    if (c.module->param_count > 0)
       t.forward_backward_bytes +=
           2 * detail::numel(out) * si::element_size(g.tensor(outs.front()).dtype);
     for (std::size_t k = static_cast<std::size_t>(&c - calls.data());
          k != std::numeric_limits<std::size_t>::max(); k = calls[k].parent)
       calls[k].subtree_macs += c.macs;
   }
+  // The truth beside torchinfo's total: the functional ops, and what an opaque leaf torchinfo
+  // does not count (a `MultiheadAttention` without its ops recorded) does with its parameters.
   t.functional_mult_adds = functional_mult_adds(g);
+  {
+    std::vector<char> has_ops(g.size(), 0);
+    for (std::uint32_t i = 0; i < g.size(); ++i) {
+      const Graph::Node& n = g.node(NodeId{i});
+      if (n.kind == NodeKind::function && n.parent.valid()) has_ops[n.parent.value] = 1;
+    }
+    for (const si::Call& c : calls) {
+      if (!c.id.valid() || !c.module->leaf || has_ops[c.id.value] || counted_by_torchinfo(g, c.id))
+        continue;
+      const auto& outs = g.call(c.id).outputs;
+      if (!outs.empty())
+        t.functional_mult_adds += module_mult_adds(*c.module, g.shape(outs.front()));
+    }
+  }
 
-  // torchinfo's leftover_params: a call's parameters less those its descendants show (a
-  // leaf all of its own, a composite its leftover; reused calls nothing). Bottom-up: a
-  // call's descendants always come after it.
+  // torchinfo's leftover_params: a row's parameters less those the rows nested in it show (a
+  // leaf all of its own, a composite its leftover; recursive rows nothing). Bottom-up: a row's
+  // descendants always come after it.
   std::vector<std::int64_t> shown_below(calls.size(), 0);
   for (std::size_t k = calls.size(); k-- > 0;) {
     si::Call& c = calls[k];
@@ -252,6 +313,7 @@ inline SummaryTable summarize(const Trace& trace, const SummaryOptions& options 
   std::vector<double> shown_time_below(calls.size(), 0.0);
   if (options.times != nullptr) {
     for (std::size_t k = 0; k < calls.size(); ++k) {
+      if (!calls[k].id.valid()) continue;
       time_of[k] = options.times->of(g, calls[k].id);
       if (calls[k].parent == std::numeric_limits<std::size_t>::max()) {
         if (!t.total_time_ns && time_of[k]) t.total_time_ns = time_of[k];
@@ -265,11 +327,14 @@ inline SummaryTable summarize(const Trace& trace, const SummaryOptions& options 
     if (c.depth > options.depth) continue;
     const ModuleInfo& m = *c.module;
     const std::size_t k = static_cast<std::size_t>(&c - calls.data());
-    const Graph::CallData& cd = g.call(c.id);
+    const NodeList no_nodes{};
+    const NodeList inputs = c.id.valid() ? g.call(c.id).inputs : no_nodes;
+    const NodeList outputs = c.id.valid() ? g.call(c.id).outputs : no_nodes;
     SummaryRow row;
     row.call = c.id;
+    row.module = c.module;
     row.depth = c.depth;
-    row.label = si::row_label(g, c.id, options);
+    row.label = si::row_label(c, options);
     if (time_of[k]) {
       row.time_ns = time_of[k];
       row.self_ns = *time_of[k] - shown_time_below[k];
@@ -281,10 +346,10 @@ inline SummaryTable summarize(const Trace& trace, const SummaryOptions& options 
       std::string cell;
       switch (col) {
         case SummaryColumn::input_size:
-          cell = si::shape_or_dashes(g, cd.inputs, options.all_outputs);
+          cell = si::shape_or_dashes(g, inputs, options.all_outputs);
           break;
         case SummaryColumn::output_size:
-          cell = si::shape_or_dashes(g, cd.outputs, options.all_outputs);
+          cell = si::shape_or_dashes(g, outputs, options.all_outputs);
           break;
         case SummaryColumn::num_params:
           if (c.recursive)
@@ -315,9 +380,7 @@ inline SummaryTable summarize(const Trace& trace, const SummaryOptions& options 
           cell = si::attribute_cell(m, "groups");
           break;
         case SummaryColumn::mult_adds: {
-          const std::uint64_t v =
-              c.leaf ? c.macs
-                     : (c.depth == options.depth ? c.subtree_macs : (c.own_macs ? c.macs : 0));
+          const std::uint64_t v = c.leaf ? c.macs : (c.depth == options.depth ? c.subtree_macs : 0);
           cell = v == 0 ? std::string("--") : detail::with_thousands(v);
           break;
         }
@@ -375,13 +438,10 @@ inline std::string summary(const Trace& trace, const SummaryOptions& options = {
   std::size_t name_width = 40;
   {
     std::size_t longest = 0;
-    for (std::uint32_t i = 0; i < g.size(); ++i) {
-      const NodeId id{i};
-      const Graph::Node& n = g.node(id);
-      if (n.kind != NodeKind::module) continue;
-      longest = std::max(longest,
-                         si::width(si::row_label(g, id, options)) + std::size_t{n.depth} * 5 + 1);
-    }
+    std::vector<std::unique_ptr<ModuleInfo>> made;
+    for (const si::Call& c : si::table_rows(g, made))
+      longest = std::max(longest, si::width(si::row_label(c, options)) +
+                                      static_cast<std::size_t>(c.depth) * 5 + 1);
     if (longest >= name_width) name_width = (longest + 4) / 5 * 5;
   }
   const std::size_t total_width = options.columns.size() * col_width + name_width;
@@ -414,7 +474,7 @@ inline std::string summary(const Trace& trace, const SummaryOptions& options = {
   for (const SummaryRow& r : t.rows) {
     row(si::start_str(r.depth, options.ascii_only) + r.label, r.cells);
     if (!options.verbose) continue;
-    const auto& params = g.module_of(r.call).params;
+    const auto& params = r.module->params;
     for (std::size_t i = 0; i < params.size(); ++i) {
       const ParamInfo& p = params[i];
       std::vector<std::string> cells(options.columns.size());

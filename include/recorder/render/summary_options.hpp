@@ -65,10 +65,11 @@ struct SummaryOptions {
   ///
   /// The ops and how each is counted are `recorder::functional_mult_adds`'s
   /// (`<recorder/graph/mult_adds.hpp>`): one mult-add per product, from the operands' shapes,
-  /// for matmuls, convolutions and attention; every one of them in a composite forward, and
-  /// inside a leaf call only what torchinfo's estimate misses (in a `MultiheadAttention` the
-  /// score and weighted-sum `bmm`s count, its projections do not). With `record::Structure`
-  /// leaves are opaque: the line counts composite forwards only.
+  /// for matmuls, convolutions and attention; every one of them in a composite forward and in a
+  /// leaf torchinfo does not count (a `MultiheadAttention`, which has submodules: torchinfo
+  /// prints `--` for it), and inside a leaf it counts only what its estimate misses. With
+  /// `record::Structure` leaves are opaque: the line counts composite forwards, and what an
+  /// uncounted leaf does with its parameters (torchinfo's formula, as if it were counted).
   ///
   /// `summary(Tracer<record::AtenOps>{}.run(net, x), {.functional_mult_adds = true})`
   bool functional_mult_adds = false;

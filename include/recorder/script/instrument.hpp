@@ -327,9 +327,10 @@ inline bool has_tensor_constants(const torch::jit::Block& b) {
 
 /// One module object of the instrumented copy.
 struct ModuleEntry {
-  std::string path;        ///< "layer1.0.conv1"; "" for the root
-  std::string class_name;  ///< "Conv2d"
-  bool leaf = true;        ///< recorded as one node: its forward calls no submodule (`is_leaf`)
+  std::string path;           ///< "layer1.0.conv1"; "" for the root
+  std::string class_name;     ///< "Conv2d"
+  bool leaf = true;           ///< recorded as one node: its forward calls no submodule (`is_leaf`)
+  bool has_children = false;  ///< has submodules, called or not (torchinfo's non-leaf)
 };
 
 /// A private, instrumented copy of one TorchScript model (see the file comment), made once and
@@ -352,6 +353,7 @@ class Instrumented {
       e.path = item.name;
       e.class_name = class_name_of(type);
       e.leaf = known->second;
+      e.has_children = has_submodules(*type);
       const c10::ivalue::Object* object = item.value._ivalue().get();
       entries_.emplace(object, std::move(e));
       if (o != originals.end()) {

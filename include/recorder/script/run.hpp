@@ -82,6 +82,7 @@ inline ModuleInfo describe_module(Session& s, const torch::jit::Module& m, const
   info.path = e.path;
   info.class_name = e.class_name;
   info.leaf = e.leaf;
+  info.has_children = e.has_children;
   const auto dot = info.path.rfind('.');
   info.name = info.path.empty()
                   ? info.class_name
@@ -144,6 +145,12 @@ inline c10::IValue with_tensors(const c10::IValue& v, std::span<const at::Tensor
     if (tuple.type()->schema())
       return c10::ivalue::Tuple::createNamed(std::move(elements), tuple.type());
     return c10::ivalue::Tuple::create(std::move(elements));
+  }
+  if (v.isGenericDict()) {
+    const c10::impl::GenericDict in = v.toGenericDict();
+    c10::impl::GenericDict out(in.keyType(), in.valueType());
+    for (const auto& entry : in) out.insert(entry.key(), with_tensors(entry.value(), ts, i));
+    return out;
   }
   return v;
 }
@@ -293,6 +300,8 @@ class Run final : public MarkerSink {
       Frame& f = frames_.back();
       std::vector<at::Tensor> outs;
       for_each_tensor(out, [&outs](const at::Tensor& t) { outs.push_back(t); });
+      const std::size_t tail = dict_tail(out);  // a dict's last value first, as torchinfo shows it
+      std::rotate(outs.begin(), outs.end() - static_cast<std::ptrdiff_t>(tail), outs.end());
       std::vector<NodeId> nodes;
       nodes.reserve(outs.size());
       if (f.leaf) {
@@ -318,6 +327,8 @@ class Run final : public MarkerSink {
           ops_.nodes.set(replaced[i], nodes[i]);  // the graph keeps the recorded node
         }
         if (changed) {
+          std::rotate(replaced.begin(), replaced.begin() + static_cast<std::ptrdiff_t>(tail),
+                      replaced.end());
           std::size_t i = 0;
           out = with_tensors(out, replaced, i);
         }
@@ -480,6 +491,25 @@ class ScriptModeGuard {
   std::vector<std::pair<c10::intrusive_ptr<c10::ivalue::Object>, c10::IValue>> saved_;
 };
 
+/// Registers the modules of the trace's container rows (`Graph::ContainerRow`) that were never
+/// called, found by path in `copy`.
+inline void register_containers(Session& s, Instrumented& copy) {
+  if (s.graph.container_rows().empty()) return;
+  recorder::register_containers(s.graph, [&](std::string_view path) {
+    for (const auto& item : copy.copy().named_modules()) {
+      if (item.name != path) continue;
+      if (const ModuleEntry* e = copy.entry(item.value._ivalue().get()))
+        return describe_module(s, item.value, *e, {});
+    }
+    ModuleInfo bare;  // not in the copy: named by its path
+    bare.path = std::string(path);
+    bare.name = bare.path.substr(bare.path.rfind('.') + 1);
+    bare.class_name = "Module";
+    bare.has_children = true;
+    return bare;
+  });
+}
+
 /// Runs `model` on `inputs` without recording (`record::Off`).
 inline Traced<c10::IValue> run_plain(const torch::jit::Module& model,
                                      std::vector<c10::IValue> inputs, const TraceOptions& options) {
@@ -525,15 +555,21 @@ inline Traced<c10::IValue> trace(ScriptCache& cache, const torch::jit::Module& m
     try {
       out = copy.copy().forward(std::move(inputs));
     } catch (...) {
+      register_containers(s, copy);
       run.fail(rec, model_facts(model, &copy));
     }
   }
+  register_containers(s, copy);
   rec.end();
   run.remember_size();
   count = 0;
   for_each_tensor(out, [&count](const at::Tensor&) { ++count; });
+  std::vector<at::Tensor> outs;
+  for_each_tensor(out, [&outs](const at::Tensor& t) { outs.push_back(t); });
+  const std::size_t tail = dict_tail(out);  // a dict's last value first, as torchinfo shows it
+  std::rotate(outs.begin(), outs.end() - static_cast<std::ptrdiff_t>(tail), outs.end());
   index = 0;
-  for_each_tensor(out, [&](const at::Tensor& t) { rec.output(run.operand(t), t, index++, count); });
+  for (const at::Tensor& t : outs) rec.output(run.operand(t), t, index++, count);
   Traced<c10::IValue> result;
   rec.finish(result, model_facts(model, &copy));
   result.output = std::move(out);

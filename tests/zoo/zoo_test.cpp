@@ -1,0 +1,172 @@
+// The zoo (zoo.py): `recorder summary` and `recorder draw` on one real model's TorchScript file
+// against torchinfo's table and torchview's node and edge counts on the same model and input,
+// run live by zoo.py (answers cached by the file's hash). One CTest test per model:
+//
+//   zoo_test -- <model> <leg folder>       (the folder holds zoo.tsv and answers/<model>.txt)
+//
+// Without arguments it checks the zoo itself: at least 25 models on the leg, each answered.
+//
+// Compared: the table at torchinfo's defaults and at depth 10 with every column and row setting,
+// byte for byte but what tables.hpp allows (PyPI's torchinfo 1.8.0 against the current source
+// recorder follows), and the counts at depth 1, 3 and unlimited, equal but the differences of
+// `drawn_apart` below, each asserted exactly and argued in README ("The zoo"). Torch-free itself:
+// it only runs programs.
+#define BOOST_TEST_MODULE zoo
+#include <boost/test/unit_test.hpp>
+
+#include "programs.hpp"
+#include "tables.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#if !defined(RECORDER_CLI) || !defined(RECORDER_ZOO_LEG)
+#error "RECORDER_CLI and RECORDER_ZOO_LEG must be set"
+#endif
+
+namespace fs = std::filesystem;
+
+namespace {
+
+/// The requests zoo.py answered, in its order (zoo.py's REQUESTS).
+const std::vector<std::string> every_column{
+    "--depth",        "10",
+    "--columns",      "input_size,output_size,num_params,mult_adds",
+    "--row-settings", "depth,var_names"};
+const char* const depths[] = {"1", "3", "inf"};
+
+/// torchview's count minus recorder's, nodes and edges, at one depth.
+struct Delta {
+  int nodes = 0, edges = 0;
+};
+
+/// Where recorder's drawing differs from torchview's, by model and depth (README, "The zoo", says
+/// why for each kind):
+/// - getitem: torchview draws an indexing expression (`x[:, 0]`) as one `__getitem__` node,
+///   recorder as the aten ops TorchScript runs (`select`, `slice`);
+/// - mha: torchview draws an nn.MultiheadAttention whose `out_proj` it never calls as a module
+///   holding its functional ops (2 nodes, 2 edges more per MHA drawn open);
+/// - no operands: torchview does not see an op without tensor operands (`torch.arange`,
+///   `torch.full` for a mask), recorder does;
+/// - dict: between two modules drawn closed, torchview draws an edge per tensor of a dict,
+///   recorder one;
+/// - functional attention: torchvision's Swin and MaxViT compute attention in functions called
+///   from their forward with the submodules' weights; TorchScript records those modules as
+///   leaves (their submodules never run), torchview draws every op inside.
+const std::map<std::string, std::map<std::string, Delta>> drawn_apart = {
+    {"vit_b_16", {{"1", {-2, -2}}, {"3", {-2, -2}}, {"inf", {22, 22}}}},
+    {"swin_t", {{"3", {-24, -24}}, {"inf", {366, 410}}}},
+    {"maxvit_t", {{"inf", {-132, -132}}}},
+    {"lraspp_mobilenet_v3_large", {{"1", {0, 1}}}},
+    {"text_encoder", {{"inf", {4, 4}}}},
+    {"attention_block", {{"3", {2, 2}}, {"inf", {2, 2}}}},
+    {"seq2seq", {{"1", {-1, -1}}, {"3", {-1, -1}}, {"inf", {13, 13}}}},
+};
+
+/// Models that call a module with keyword arguments only (torchinfo prints `--` as its input).
+const std::map<std::string, std::string> keyword_called = {
+    {"vit_b_16", "MultiheadAttention"},
+};
+
+struct Entry {
+  std::string file;
+  std::vector<std::string> inputs;
+};
+
+Entry entry_of(const fs::path& leg, const std::string& model) {
+  std::ifstream in(leg / "zoo.tsv");
+  BOOST_TEST_REQUIRE(in.good(), "cannot read " << (leg / "zoo.tsv"));
+  for (std::string line; std::getline(in, line);) {
+    std::vector<std::string> words;
+    std::istringstream fields(line);
+    for (std::string w; std::getline(fields, w, '\t');) words.push_back(w);
+    if (words.size() < 3 || words[0] != model) continue;
+    return {words[1], std::vector<std::string>(words.begin() + 3, words.end())};
+  }
+  BOOST_FAIL(model << " is not in " << (leg / "zoo.tsv"));
+  return {};
+}
+
+/// zoo.py's five answers for `model`.
+std::vector<std::string> answers_of(const fs::path& leg, const std::string& model) {
+  std::ifstream in(leg / "answers" / (model + ".txt"));
+  BOOST_TEST_REQUIRE(in.good(), "no answers for " << model << " in " << leg);
+  std::stringstream all;
+  all << in.rdbuf();
+  const std::string text = all.str();
+  std::vector<std::string> out;
+  for (std::size_t i = 0;; ++i) {
+    const std::string marker = "=== request " + std::to_string(i) + "\n";
+    const auto at = text.find(marker);
+    if (at == std::string::npos) break;
+    const auto from = at + marker.size();
+    const auto next = text.find("=== request " + std::to_string(i + 1) + "\n", from);
+    out.push_back(text.substr(from, next == std::string::npos ? std::string::npos : next - from));
+  }
+  BOOST_TEST_REQUIRE(out.size() == 5u, model << ": " << out.size() << " answers");
+  return out;
+}
+
+}  // namespace
+
+/// The leg's zoo: its models' names, from zoo.tsv.
+std::vector<std::string> zoo_models(const fs::path& leg) {
+  std::ifstream in(leg / "zoo.tsv");
+  BOOST_TEST_REQUIRE(in.good(), "cannot read " << (leg / "zoo.tsv"));
+  std::vector<std::string> names;
+  for (std::string line; std::getline(in, line);) names.push_back(line.substr(0, line.find('\t')));
+  return names;
+}
+
+BOOST_AUTO_TEST_CASE(recorder_against_torchinfo_and_torchview) {
+  const auto& master = boost::unit_test::framework::master_test_suite();
+  if (master.argc == 1) {
+    // The zoo itself: at least 25 models, each with the peers' five answers.
+    const std::vector<std::string> names = zoo_models(RECORDER_ZOO_LEG);
+    BOOST_TEST(names.size() >= 25u);
+    for (const std::string& n : names) BOOST_TEST(answers_of(RECORDER_ZOO_LEG, n).size() == 5u);
+    return;
+  }
+  BOOST_TEST_REQUIRE(master.argc == 3, "usage: zoo_test [-- <model> <leg folder>]");
+  const std::string model = master.argv[1];
+  const fs::path leg = master.argv[2];
+  const Entry e = entry_of(leg, model);
+  const std::vector<std::string> theirs = answers_of(leg, model);
+  const fs::path work = fs::current_path() / ("zoo-" + model);
+  fs::create_directories(work);
+  const auto ours = [&](const std::string& what, const std::vector<std::string>& more) {
+    std::vector<std::string> args{what, e.file};
+    args.insert(args.end(), e.inputs.begin(), e.inputs.end());
+    args.insert(args.end(), more.begin(), more.end());
+    const programs::Run r = programs::run(work, RECORDER_CLI, args);
+    BOOST_TEST_REQUIRE(r.code == 0, "recorder " << what << " " << model << ": " << r.err);
+    return r.out;
+  };
+
+  tables::Allowed allowed;
+  if (const auto k = keyword_called.find(model); k != keyword_called.end())
+    allowed.keyword_called = k->second;
+  const double linear = tables::compare_tables(model, allowed, "depth 10, every column",
+                                               ours("summary", every_column), theirs[1]);
+  tables::compare_tables(model, allowed, "default columns", ours("summary", {}), theirs[0],
+                         linear);
+
+  for (std::size_t i = 0; i < std::size(depths); ++i) {
+    const std::string depth = depths[i];
+    const auto [an, ae] =
+        tables::counts(ours("draw", {"--depth", depth, "-o", (work / "drawn.dot").string()}));
+    const auto [bn, be] = tables::counts(theirs[2 + i]);
+    Delta d;
+    if (const auto m = drawn_apart.find(model); m != drawn_apart.end())
+      if (const auto at = m->second.find(depth); at != m->second.end()) d = at->second;
+    BOOST_TEST(an + d.nodes == bn, model << " at depth " << depth << ": nodes, recorder " << an
+                                         << ", torchview " << bn);
+    BOOST_TEST(ae + d.edges == be, model << " at depth " << depth << ": edges, recorder " << ae
+                                         << ", torchview " << be);
+  }
+}
