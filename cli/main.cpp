@@ -74,12 +74,15 @@ struct Common {
   bool train = false;
   bool eval = false;
   bool no_grad = false;
+  /// Neither --grad nor --no-grad where the forward runs as torchinfo's (summary): `no_grad`
+  /// is decided by the file (`as_torchinfo`).
+  bool grad_as_torchinfo = false;
   bool aten_ops = false;
 };
 
-/// `no_grad_default`: the subcommand runs the forward under torch.no_grad() unless --grad (summary
-/// and draw, as torchinfo's and torchview's forwards do).
-void add_common(CLI::App& sub, Common& c, bool no_grad_default = false) {
+/// `as_torchinfo`: the subcommand runs the forward as torchinfo's does unless --grad or --no-grad
+/// say otherwise (summary; see `torchinfo_no_grad`).
+void add_common(CLI::App& sub, Common& c, bool as_torchinfo = false) {
   sub.add_option("model", c.model,
                  "The TorchScript model file (torch.jit.script(m).save(path) or torch.jit.trace)")
       ->required();
@@ -104,14 +107,18 @@ void add_common(CLI::App& sub, Common& c, bool no_grad_default = false) {
   sub.add_option("--seed", c.seed, "The seed of the random inputs (default 0)")->type_name("N");
   auto* train = sub.add_flag("--train", c.train, "Run the model in train mode");
   sub.add_flag("--eval", c.eval, "Run the model in eval mode (the default)")->excludes(train);
-  if (no_grad_default) {
-    c.no_grad = true;
+  if (as_torchinfo) {
+    c.grad_as_torchinfo = true;
     auto* grad = sub.add_flag_callback(
-        "--grad", [&c] { c.no_grad = false; },
-        "Run with autograd. By default the forward runs under torch.no_grad(), as torchinfo's "
-        "and torchview's do: an eval nn.TransformerEncoderLayer then takes its fused path, and "
-        "what its submodules would compute is one op");
-    sub.add_flag("--no-grad", c.no_grad, "Run without autograd (the default)")->excludes(grad);
+        "--grad", [&c] { c.grad_as_torchinfo = c.no_grad = false; },
+        "Run with autograd. By default the forward runs as torchinfo's does: under "
+        "torch.no_grad() with hooks on every module, so an eval nn.TransformerEncoderLayer takes "
+        "its fused path in a file PyTorch 1.13 saved, and not in one PyTorch 2.1 or later saved "
+        "(its hooks keep it off), which recorder then runs with autograd");
+    sub.add_flag_callback(
+           "--no-grad", [&c] { c.grad_as_torchinfo = false, c.no_grad = true; },
+           "Run without autograd (torch::NoGradGuard)")
+        ->excludes(grad);
   } else {
     sub.add_flag("--no-grad", c.no_grad, "Run without autograd (torch::NoGradGuard)");
   }
@@ -213,9 +220,24 @@ class Inputs {
   std::int64_t int_high_;
 };
 
+/// Whether torchinfo's forward of the model in `file` runs without the autograd paths the
+/// recorded ops depend on. torchinfo runs under torch.no_grad() with hooks on every module: in
+/// code PyTorch 1.13 scripted, an eval TransformerEncoderLayer then takes its fused path; from
+/// PyTorch 2.1 on the layer refuses that path when hooks are attached, a check TorchScript
+/// compiles away, so a file saved by 2.1 or later (it records `.data/serialization_id`) runs
+/// with autograd to take the path torchinfo's run takes.
+bool torchinfo_no_grad(const std::string& file) {
+  try {
+    caffe2::serialize::PyTorchStreamReader reader(file);
+    return recorder::detail::script::saved_by_at_least(reader.getAllRecords()).empty();
+  } catch (const c10::Error&) {
+    return true;  // load_model says what is wrong with the file
+  }
+}
+
 recorder::TraceOptions trace_options(const Common& c) {
   return {.mode = c.train ? recorder::TrainMode::train : recorder::TrainMode::eval,
-          .no_grad = c.no_grad};
+          .no_grad = c.grad_as_torchinfo ? torchinfo_no_grad(c.model) : c.no_grad};
 }
 
 /// One trace of the model on batch 0 (`record::Structure`, or `record::AtenOps`).
@@ -789,7 +811,7 @@ int main(int argc, char** argv) {
   SummaryArgs summary;
   CLI::App* sub_summary =
       app.add_subcommand("summary", "Print torchinfo's summary table of the model");
-  add_common(*sub_summary, summary.common, /*no_grad_default=*/true);
+  add_common(*sub_summary, summary.common, /*as_torchinfo=*/true);
   sub_summary->add_option("--depth", summary.depth, "Rows down to this depth (default 3)");
   sub_summary->add_option(
       "--columns", summary.columns,

@@ -77,7 +77,9 @@ inline std::uint64_t count(std::string cell) {
 }
 
 /// "Total params: 1,234" -> 1234.
-inline std::uint64_t total_of(const std::string& line) { return count(line.substr(line.rfind(": ") + 2)); }
+inline std::uint64_t total_of(const std::string& line) {
+  return count(line.substr(line.rfind(": ") + 2));
+}
 
 /// The byte offset in `row` of display column `column` (code points: the tree's box-drawing
 /// characters take 3 bytes each, one column).
@@ -116,8 +118,7 @@ inline double compare_tables(const std::string& model, const Allowed& allowed,
                                                            << a_text << "torchinfo:\n"
                                                            << b_text);
     const auto mult_adds = a.rows.size() > 1 ? a.rows[1].find("Mult-Adds") : std::string::npos;
-    const auto input_shape =
-        a.rows.size() > 1 ? a.rows[1].find("Input Shape") : std::string::npos;
+    const auto input_shape = a.rows.size() > 1 ? a.rows[1].find("Input Shape") : std::string::npos;
     if (mult_adds != std::string::npos) linear_difference = 0;
     for (std::size_t i = 0; i < a.rows.size(); ++i) {
       if (a.rows[i] == b.rows[i]) continue;
@@ -180,7 +181,6 @@ inline double compare_tables(const std::string& model, const Allowed& allowed,
   }
   return linear_difference;
 }
-
 
 /// "wrote <file>: N nodes, M edges" (recorder draw) or "N nodes, M edges" (peers.py): {N, M}.
 inline std::pair<int, int> counts(const std::string& out) {

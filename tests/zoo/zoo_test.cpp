@@ -153,8 +153,7 @@ BOOST_AUTO_TEST_CASE(recorder_against_torchinfo_and_torchview) {
     allowed.keyword_called = k->second;
   const double linear = tables::compare_tables(model, allowed, "depth 10, every column",
                                                ours("summary", every_column), theirs[1]);
-  tables::compare_tables(model, allowed, "default columns", ours("summary", {}), theirs[0],
-                         linear);
+  tables::compare_tables(model, allowed, "default columns", ours("summary", {}), theirs[0], linear);
 
   for (std::size_t i = 0; i < std::size(depths); ++i) {
     const std::string depth = depths[i];
