@@ -91,14 +91,13 @@ def run(argv):
     return f"{nodes} nodes, {edges} edges\n"
 
 
-if __name__ != "__main__":
-    pass
-elif len(sys.argv) == 3 and sys.argv[1] == "--batch":
-    # One request per line, its words separated by tabs; each answer follows a line
-    # "=== request <i>" (one Python start-up for all: torch's import is most of a request's time).
-    with open(sys.argv[2]) as f:
-        requests = [line.rstrip("\n").split("\t") for line in f if line.strip()]
-    for i, argv in enumerate(requests):
-        sys.stdout.write(f"=== request {i}\n{run(argv)}")
-else:
-    sys.stdout.write(run(sys.argv[1:]))
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--batch":
+        # One request per line, its words separated by tabs; each answer follows a line
+        # "=== request <i>" (one Python start-up for all: torch's import is most of a request's time).
+        with open(sys.argv[2]) as f:
+            requests = [line.rstrip("\n").split("\t") for line in f if line.strip()]
+        for i, argv in enumerate(requests):
+            sys.stdout.write(f"=== request {i}\n{run(argv)}")
+    else:
+        sys.stdout.write(run(sys.argv[1:]))

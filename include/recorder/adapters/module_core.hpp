@@ -333,11 +333,7 @@ inline ModuleId module_id(Session& s, const torch::nn::Module& m, bool leaf) {
 inline void register_containers(Session& s, const torch::nn::Module& root) {
   if (s.graph.container_rows().empty()) return;
   recorder::register_containers(s.graph, [&](std::string_view path) {
-    ModuleInfo info;
-    info.path = std::string(path);
-    info.name = info.path.substr(info.path.rfind('.') + 1);
-    info.class_name = "Module";
-    info.has_children = true;
+    ModuleInfo info = container_record(path);
     for (const auto& item : root.named_modules()) {
       if (item.key() != path) continue;
       const torch::nn::Module& m = *item.value();

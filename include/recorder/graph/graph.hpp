@@ -665,6 +665,18 @@ inline int table_depth(std::string_view path) {
   return n;
 }
 
+/// The record of a container known only by its path (a front end that cannot find the module):
+/// named by its last component, of class `Module`, with submodules.
+inline ModuleInfo container_record(std::string_view path) {
+  ModuleInfo m;
+  m.path = std::string(path);
+  const auto dot = path.rfind('.');
+  m.name = std::string(dot == std::string_view::npos ? path : path.substr(dot + 1));
+  m.class_name = "Module";
+  m.has_children = true;
+  return m;
+}
+
 /// Registers, for every container row of `g` whose module has no record, the record `describe`
 /// gives for its path (a `ModuleInfo` with its class, parameters and `has_children`), so that
 /// the summary can print the row. Front ends call it as a trace ends.

@@ -51,6 +51,9 @@ struct SummaryTable {
   /// in-projection, ViT's class token), though `total_params` has them.
   std::uint64_t param_bytes = 0;
   std::optional<double> total_time_ns{};  ///< with `SummaryOptions::times`: the root's time
+  /// The widest layer cell of any row, folded ones too: its label, and 5 columns of tree prefix
+  /// per depth plus 1.
+  std::size_t label_width = 0;
   /// Records made for container rows whose module the front end did not register.
   std::vector<std::unique_ptr<ModuleInfo>> unregistered{};
 };
@@ -158,12 +161,7 @@ struct Call {
 inline const ModuleInfo& container_module(const Graph& g, std::string_view path,
                                           std::vector<std::unique_ptr<ModuleInfo>>& made) {
   if (const ModuleInfo* m = g.module_at(path)) return *m;
-  auto m = std::make_unique<ModuleInfo>();
-  m->path = std::string(path);
-  const auto dot = path.rfind('.');
-  m->name = std::string(dot == std::string_view::npos ? path : path.substr(dot + 1));
-  m->class_name = "Module";
-  m->has_children = true;
+  auto m = std::make_unique<ModuleInfo>(container_record(path));
   made.push_back(std::move(m));
   return *made.back();
 }
@@ -244,6 +242,9 @@ inline SummaryTable summarize(const Trace& trace, const SummaryOptions& options 
   const Graph& g = trace.graph;
   SummaryTable t;
   std::vector<si::Call> calls = si::table_rows(g, t.unregistered);
+  for (const si::Call& c : calls)
+    t.label_width = std::max(t.label_width, si::width(si::row_label(c, options)) +
+                                                static_cast<std::size_t>(c.depth) * 5 + 1);
   t.total_params = trace.total_params;
   t.trainable_params = trace.trainable_params;
   if (trace.root.valid() && g.node(trace.root).kind == NodeKind::module)
@@ -428,7 +429,6 @@ inline SummaryTable summarize(const Trace& trace, const SummaryOptions& options 
 inline std::string summary(const Trace& trace, const SummaryOptions& options = {}) {
   namespace si = detail::summary_impl;
   const SummaryTable t = summarize(trace, options);
-  const Graph& g = trace.graph;
   const bool show_depth = si::has(options.row_settings, SummaryRowSetting::depth);
   const bool show_var = si::has(options.row_settings, SummaryRowSetting::var_names);
   const auto col_width = static_cast<std::size_t>(std::max(options.col_width, 0));
@@ -436,14 +436,7 @@ inline std::string summary(const Trace& trace, const SummaryOptions& options = {
   // Layer column width: the longest label of any call (folded ones too), depth * 5 + 1 for
   // its prefix, rounded up to a multiple of 5; at least 40.
   std::size_t name_width = 40;
-  {
-    std::size_t longest = 0;
-    std::vector<std::unique_ptr<ModuleInfo>> made;
-    for (const si::Call& c : si::table_rows(g, made))
-      longest = std::max(longest, si::width(si::row_label(c, options)) +
-                                      static_cast<std::size_t>(c.depth) * 5 + 1);
-    if (longest >= name_width) name_width = (longest + 4) / 5 * 5;
-  }
+  if (t.label_width >= name_width) name_width = (t.label_width + 4) / 5 * 5;
   const std::size_t total_width = options.columns.size() * col_width + name_width;
   const std::string divider(total_width, '=');
 

@@ -501,12 +501,7 @@ inline void register_containers(Session& s, Instrumented& copy) {
       if (const ModuleEntry* e = copy.entry(item.value._ivalue().get()))
         return describe_module(s, item.value, *e, {});
     }
-    ModuleInfo bare;  // not in the copy: named by its path
-    bare.path = std::string(path);
-    bare.name = bare.path.substr(bare.path.rfind('.') + 1);
-    bare.class_name = "Module";
-    bare.has_children = true;
-    return bare;
+    return container_record(path);  // not in the copy
   });
 }
 
