@@ -123,8 +123,10 @@ void add_common(CLI::App& sub, Common& c, bool as_torchinfo = false) {
     sub.add_flag("--no-grad", c.no_grad, "Run without autograd (torch::NoGradGuard)");
   }
   sub.add_flag("--aten-ops", c.aten_ops,
-               "Record the aten ops inside leaf modules too (record::AtenOps): drawn with "
-               "--show-module-functions, counted by --functional-mult-adds");
+               "Record every aten op as TorchScript runs it (record::AtenOps): the ops inside leaf "
+               "modules too (drawn with --show-module-functions, counted by "
+               "--functional-mult-adds), and a subscript such as x[:, 0] as its slice and select "
+               "ops, not as one __getitem__ (torchview's)");
 }
 
 c10::ScalarType scalar_type(const std::string& name) {
@@ -311,6 +313,7 @@ struct DrawArgs {
   bool no_shapes = false;
   bool show_params = false;
   bool not_strict = false;
+  bool unreached = false;
   std::string graph_name;
   std::string format;
   double dot_timeout = -1;
@@ -329,7 +332,8 @@ int run_draw(const DrawArgs& a) {
                                   .hide_module_functions = !a.module_functions,
                                   .roll = a.roll,
                                   .strict = !a.not_strict,
-                                  .show_params = a.show_params};
+                                  .show_params = a.show_params,
+                                  .hide_unreached = !a.unreached};
   cli::check_writable(out);
   std::optional<std::chrono::milliseconds> timeout;
   if (a.dot_timeout >= 0)
@@ -862,6 +866,10 @@ int main(int argc, char** argv) {
   sub_draw->add_flag("--no-shapes", draw.no_shapes,
                      "Leave the input and output shapes off the nodes");
   sub_draw->add_flag("--show-params", draw.show_params, "Show parameter counts on module nodes");
+  sub_draw->add_flag("--show-unreached", draw.unreached,
+                     "Draw the ops no model input reaches too (torch.arange for positions, a mask "
+                     "sliced from a buffer): torchview, tracing from the inputs, never sees them, "
+                     "so by default they are not drawn. With --aten-ops: the aten-level picture");
   sub_draw->add_flag("--not-strict", draw.not_strict,
                      "Draw parallel edges once per tensor, not merged");
   sub_draw->add_option("--graph-name", draw.graph_name,

@@ -162,10 +162,58 @@
     return out;
   }
 
+  /**
+   * FORMAT.md "The visible graph", step 0: reached[i] is 1 when a model input reaches node i
+   * along the edges, 2 for an op without tensor operands (its tensors are reached, it is not
+   * drawn), 0 otherwise. A module call is reached through its inputs and passes the flow on
+   * only to the tensors it produced.
+   */
+  function reachedFromInputs() {
+    const {n, kind, producer} = M;
+    const E = M.edges;
+    const reached = new Uint8Array(n);
+    const fed = new Uint8Array(n);
+    const start = new Uint32Array(n + 1);
+    const valid = (a, b) => a >= 0 && b >= 0 && a < n && b < n;
+    const passes = (a, b) =>
+      valid(a, b) && (kind[a] !== MODULE || (kind[b] <= 4 && producer[b] === a));
+    // The steps: the edges, and each module call's input list (a composite call has no edges).
+    const steps = [];
+    for (let k = 0; k < E.length; k += 2) {
+      const a = E[k];
+      const b = E[k + 1];
+      if (valid(a, b) && kind[a] <= 4) fed[b] = 1;
+      if (passes(a, b)) steps.push(a, b);
+    }
+    for (let i = 0; i < n; i++) {
+      if (kind[i] === MODULE) for (const t of ids(M.rows[i][6])) steps.push(t, i);
+    }
+    for (let k = 0; k < steps.length; k += 2) start[steps[k] + 1]++;
+    const stack = [];
+    let inputs = 0;
+    for (let i = 0; i < n; i++) {
+      if (kind[i] === 0) reached[i] = 1, stack.push(i), inputs++;
+      else if (kind[i] === FUNCTION && !fed[i]) reached[i] = 2, stack.push(i);
+    }
+    if (!M.doc.hide_unreached || !inputs) return reached.fill(1);
+    for (let i = 0; i < n; i++) start[i + 1] += start[i];
+    const next = new Uint32Array(start[n]);
+    const fill = start.slice(0, n);
+    for (let k = 0; k < steps.length; k += 2) next[fill[steps[k]]++] = steps[k + 1];
+    while (stack.length) {
+      const i = stack.pop();
+      for (let k = start[i]; k < start[i + 1]; k++) {
+        if (!reached[next[k]]) reached[next[k]] = 1, stack.push(next[k]);
+      }
+    }
+    return reached;
+  }
+
   /** FORMAT.md "The visible graph", for the calls marked in `open`. */
   function computeVisible(open) {
     const {n, kind, leaf, producer, depth} = M;
     const hide = !!M.doc.hide_inner_tensors;
+    const reached = M.reached || (M.reached = reachedFromInputs());
     const folds = (i) => kind[i] === MODULE && (leaf[i] === 1 || open[i] === 0);
     const folding = overParents((i, p, fp) => (fp >= 0 ? fp : folds(i) ? i : -1));
     const isOp = (i) => i >= 0 && (kind[i] === FUNCTION || kind[i] === MODULE);
@@ -176,8 +224,11 @@
       const k = kind[i];
       let d;
       if (k <= 1) d = true;
-      else if (k >= FUNCTION) d = opDrawn(i);
-      else if (k === 2) d = !hide && (isOp(producer[i]) ? opDrawn(producer[i]) : folding[i] < 0);
+      else if (k >= FUNCTION) d = opDrawn(i) && reached[i] === 1;
+      else if (k === 2) {
+        const p = producer[i];
+        d = !hide && (isOp(p) ? opDrawn(p) && reached[p] === 1 : folding[i] < 0);
+      }
       else d = !hide && folding[i] < 0;
       if (d) drawn[i] = 1, nv++;
     }

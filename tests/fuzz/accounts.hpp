@@ -5,7 +5,8 @@
 /// (1) outputs:  the traced forward's outputs equal the plain forward's, bit for bit.
 /// (2) aten ops: the function nodes recorded equal, in order, the outermost aten ops an
 ///     `at::RecordFunction` observer of this file sees during the traced forward, after the
-///     name mapping of `observed_as_recorded` (documented there).
+///     name mapping of `observed_as_recorded` and the subscripts folded by `fold_subscripts`
+///     (documented there).
 /// (3) calls:    the module calls recorded equal the calls `expected_calls` derives from the
 ///     spec alone (the path, class, call index and depth of each, in call order).
 /// (4) renders:  DOT parses with Graphviz's own parser (cgraph) with the visible graph's node
@@ -211,10 +212,46 @@ inline std::string first_difference(const std::vector<std::string>& a,
          "(" + std::to_string(a.size()) + " recorded, " + std::to_string(b.size()) + " observed)";
 }
 
+/// `observed` with each run of indexing ops (`slice`, `select`, `index`, `unsqueeze`) that a
+/// recorded `__getitem__` stands for folded into it: the TorchScript front end reports the ops
+/// of one subscript expression (`x[:, 0]`: `slice`, `select`) as one `__getitem__` returning
+/// what the last of them returned. A run folds at the recorded `__getitem__`'s position, up to
+/// the first of its ops that returned the recorded shapes.
+inline std::vector<std::string> fold_subscripts(const std::vector<std::string>& recorded,
+                                                const std::vector<std::string>& observed) {
+  const auto split = [](const std::string& e) {
+    const auto space = e.find(' ');
+    return std::pair{e.substr(0, space), space == std::string::npos ? "" : e.substr(space)};
+  };
+  const auto indexing = [&](const std::string& e) {
+    const std::string name = split(e).first;
+    return name == "slice" || name == "select" || name == "index" || name == "unsqueeze";
+  };
+  std::vector<std::string> out;
+  std::size_t j = 0;
+  for (std::size_t i = 0; i < recorded.size() && j < observed.size(); ++i) {
+    const auto [name, shapes] = split(recorded[i]);
+    if (name != "__getitem__" || !indexing(observed[j])) {
+      out.push_back(observed[j++]);
+      continue;
+    }
+    std::size_t k = j;
+    while (k < observed.size() && indexing(observed[k]) && split(observed[k]).second != shapes) ++k;
+    if (k == observed.size() || !indexing(observed[k])) {  // no run ends with those shapes
+      out.push_back(observed[j++]);
+      continue;
+    }
+    out.push_back(recorded[i]);
+    j = k + 1;
+  }
+  out.insert(out.end(), observed.begin() + static_cast<std::ptrdiff_t>(j), observed.end());
+  return out;
+}
+
 inline void compare_ops(const recorder::Graph& g, const std::vector<AtenLog::Event>& events,
                         Problems& p) {
   const auto recorded = recorded_functions(g);
-  const auto observed = observed_as_recorded(events);
+  const auto observed = fold_subscripts(recorded, observed_as_recorded(events));
   if (recorded != observed) p.add("aten ops", first_difference(recorded, observed));
 }
 

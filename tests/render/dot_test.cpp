@@ -263,7 +263,10 @@ BOOST_AUTO_TEST_CASE(module_functions_are_drawn_when_asked) {
   const std::string hidden = dot(observed_mlp());
   BOOST_TEST(count(hidden, "[label=<") == 5u);
   BOOST_TEST(hidden.find("addmm") == std::string::npos);
-  const std::string shown = dot(observed_mlp(), {.hide_module_functions = false});
+  // The weight's transpose `t` reads a parameter alone: no input reaches it.
+  BOOST_TEST(count(dot(observed_mlp(), {.hide_module_functions = false}), "[label=<") == 5u);
+  const std::string shown =
+      dot(observed_mlp(), {.hide_module_functions = false, .hide_unreached = false});
   BOOST_TEST(count(shown, "[label=<") == 6u);
   BOOST_TEST(shown.find("<TD ROWSPAN=\"2\">addmm<BR/>depth:2</TD>") != std::string::npos);
   BOOST_TEST(shown.find("Linear") == std::string::npos);

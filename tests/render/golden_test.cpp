@@ -70,7 +70,8 @@ BOOST_AUTO_TEST_CASE(option_goldens) {
   check_golden("reused_block_loose.dot", dot(reused_block(), {.strict = false}));
   check_golden("reused_block_nested_rolled.dot",
                dot(reused_block(), {.expand_nested = true, .roll = true}));
-  check_golden("observed_mlp_functions.dot", dot(observed_mlp(), {.hide_module_functions = false}));
+  check_golden("observed_mlp_functions.dot",
+               dot(observed_mlp(), {.hide_module_functions = false, .hide_unreached = false}));
   check_golden("reused_block_params.dot", dot(reused_block(), {.depth = 1, .show_params = true}));
   check_golden("residual_styled.dot", render_to_string<backend::BasicDot<RedConvs>>(residual()));
 }

@@ -47,10 +47,11 @@ BOOST_AUTO_TEST_CASE(golden_files) {
   check_golden("mermaid_recursive_rolled.mmd", mermaid(rnn, {.roll = true}));
   check_golden("mermaid_recursive_unrolled.mmd", mermaid(rnn));
   check_golden("mermaid_reused_not_strict.mmd", mermaid(reused_block(), {.strict = false}));
-  check_golden(
-      "mermaid_observed_functions.mmd",
-      mermaid(observed_mlp(),
-              {.depth = std::nullopt, .expand_nested = true, .hide_module_functions = false}));
+  check_golden("mermaid_observed_functions.mmd",
+               mermaid(observed_mlp(), {.depth = std::nullopt,
+                                        .expand_nested = true,
+                                        .hide_module_functions = false,
+                                        .hide_unreached = false}));
 }
 
 BOOST_AUTO_TEST_CASE(escaping) {

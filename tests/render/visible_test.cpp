@@ -232,6 +232,66 @@ BOOST_AUTO_TEST_CASE(constants_follow_hide_inner_tensors) {
   BOOST_TEST(views::count(t.graph, NodeKind::constant) == 1u);
 }
 
+// torchview traces from the inputs and from torch's creation functions (`arange`, `full`), whose
+// tensors it traces without drawing a node: ops reading only constants, parameters or buffers
+// (a slice of a mask buffer, and a module fed by it) are not in its graph, nor by default here.
+BOOST_AUTO_TEST_CASE(ops_no_input_reaches_are_hidden) {
+  Builder b("Decoder");
+  const ModuleId root = b.module("", "Decoder", false);
+  const ModuleId pos = b.module("pos", "Embedding", true, {{"weight", {16, 8}}});
+  const ModuleId fc = b.module("fc", "Linear", true, {{"weight", {8, 8}}});
+  const ModuleId rel = b.module("rel", "Bias", true, {{"table", {16, 16}}});
+  const ModuleId scratch = b.module("scratch", "Scratch", true);
+  const NodeId x = b.input({4, 8}, "x");
+  b.begin(root, {x});
+  const NodeId positions = b.fn("arange", {}, {4});
+  const NodeId arange = b.last_call;
+  const NodeId e = b.leaf(pos, positions, {4, 8});
+  NodeId h = b.leaf(fc, x, {4, 8});
+  h = b.fn("add", {h, e}, {4, 8});
+  h = b.fn("mul", {h, b.fn("triu", {b.fn("full", {}, {4, 4})}, {4, 4})}, {4, 8});
+  const NodeId cut = b.fn("slice", {b.constant({16, 16})}, {4, 4});
+  const NodeId slice = b.last_call;
+  h = b.fn("sub", {h, b.leaf(rel, cut, {4, 4})}, {4, 8});
+  // A leaf fed by `h` that returns a tensor its inside made from a constant alone.
+  b.open_leaf(scratch, h);
+  const NodeId made = b.close_leaf(b.fn("clone", {b.constant({4, 8})}, {4, 8}));
+  h = b.fn("div", {h, b.fn("relu", {made}, {4, 8})}, {4, 8});
+  b.end({h});
+  b.output(h);
+  const Graph& g = b.trace.graph;
+
+  const VisibleGraph vg = visible_graph(g, {});
+  BOOST_TEST(node_names(g, vg) == (Names{"input", "pos", "fc", "add", "triu", "mul", "sub",
+                                         "scratch", "div", "output"}),
+             tt::per_element());
+  BOOST_TEST(edge_names(g, vg) ==
+                 (Names{"input -> fc", "fc -> add", "pos -> add", "add -> mul", "triu -> mul",
+                        "mul -> sub", "sub -> scratch", "sub -> div", "div -> output"}),
+             tt::per_element());
+  BOOST_TEST(!vg.representative(arange).has_value());
+  BOOST_TEST(!vg.representative(slice).has_value());
+  BOOST_TEST(vg.representative(b.last_call).has_value());  // div
+
+  const VisibleGraph all = visible_graph(g, {.hide_unreached = false});
+  BOOST_TEST(
+      node_names(g, all) == (Names{"input", "arange", "pos", "fc", "add", "full", "triu", "mul",
+                                   "slice", "rel", "sub", "scratch", "relu", "div", "output"}),
+      tt::per_element());
+  BOOST_TEST(all.edges.size() == 15u);
+
+  // A graph without inputs hides nothing.
+  Builder c("Constant");
+  const ModuleId croot = c.module("", "Constant", false);
+  c.begin(croot, {});
+  const NodeId r = c.fn("arange", {}, {4});
+  c.end({r});
+  c.output(r);
+  BOOST_TEST(
+      node_names(c.trace.graph, visible_graph(c.trace.graph, {})) == (Names{"arange", "output"}),
+      tt::per_element());
+}
+
 BOOST_AUTO_TEST_CASE(model_returning_its_input) {
   Builder b("Identity");
   const ModuleId root = b.module("", "Identity", false);
@@ -530,7 +590,7 @@ BOOST_AUTO_TEST_CASE(module_functions_hidden_by_default) {
 
 BOOST_AUTO_TEST_CASE(module_functions_shown_open_the_leaf) {
   const Trace t = observed_mlp();
-  const VisibleGraph vg = with(t, {.hide_module_functions = false});
+  const VisibleGraph vg = with(t, {.hide_module_functions = false, .hide_unreached = false});
   // fc1 and fc2 are drawn through; relu has no recorded functions and stays one node.
   BOOST_TEST(node_names(t.graph, vg) == (Names{"input", "t", "addmm", "relu", "linear", "output"}),
              tt::per_element());
@@ -538,6 +598,10 @@ BOOST_AUTO_TEST_CASE(module_functions_shown_open_the_leaf) {
                                                "relu -> linear", "linear -> output"}),
              tt::per_element());
   BOOST_TEST(!vg.representative(views::calls_of_class(t.graph, "Linear").front()).has_value());
+  // By default the weight's transpose is not drawn: it reads a parameter alone.
+  BOOST_TEST(node_names(t.graph, with(t, {.hide_module_functions = false})) ==
+                 (Names{"input", "addmm", "relu", "linear", "output"}),
+             tt::per_element());
   // At the depth limit the leaf is one box again.
   BOOST_TEST(node_names(t.graph, with(t, {.depth = 1, .hide_module_functions = false})) ==
                  (Names{"input", "fc1", "relu", "fc2", "output"}),
@@ -548,7 +612,8 @@ BOOST_AUTO_TEST_CASE(module_functions_shown_open_the_leaf) {
                  node_names(plain.graph, with(plain, {})),
              tt::per_element());
   // Opened leaves become clusters like composites.
-  const VisibleGraph nested = with(t, {.expand_nested = true, .hide_module_functions = false});
+  const VisibleGraph nested =
+      with(t, {.expand_nested = true, .hide_module_functions = false, .hide_unreached = false});
   BOOST_TEST(nested.clusters.size() == 2u);
   BOOST_TEST(clusters_of(nested) == (Clusters{-1, 0, 0, -1, 1, -1}), tt::per_element());
 }
@@ -567,7 +632,7 @@ BOOST_AUTO_TEST_CASE(module_functions_reroute_an_unconsumed_input) {
   const NodeId h = b.close_leaf_made_by_call({2});
   b.end({h});
   b.output(h);
-  const VisibleGraph vg = with(b.trace, {.hide_module_functions = false});
+  const VisibleGraph vg = with(b.trace, {.hide_module_functions = false, .hide_unreached = false});
   BOOST_TEST(
       edge_names(b.trace.graph, vg) == (Names{"input -> zeros", "zeros -> neg", "neg -> output"}),
       tt::per_element());

@@ -190,6 +190,7 @@ torch.jit.script(Custom()).save(path("custom_script.pt"))
 torch.jit.script(Tied()).save(path("tied_script.pt"))
 torch.jit.script(TwoInputs()).save(path("two_inputs_script.pt"))
 torch.jit.script(Twice()).save(path("twice_script.pt"))
+torch.jit.script(Subscripts()).save(path("subscripts_script.pt"))
 
 # Inputs the command line reads: one tensor, a list of batches.
 torch.save([torch.randn(2, 784) for _ in range(3)], path("mlp_batches.pt"))

@@ -200,6 +200,25 @@ class TwoInputs(nn.Module):
         return self.proj(x) + self.embed(tokens)
 
 
+class Subscripts(nn.Module):
+    """Subscripts as ViT and GPTs write them: `x[:, 0]` (a slice, then a select), `x[:, 1:, :2]`
+    (three slices), `x[0]` (one select), a causal mask sliced from a buffer (no input reaches
+    it) and positions from torch.arange (an op without tensor operands). Input [2, 5, 4]."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("mask", torch.tril(torch.ones(8, 8)))
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        t = x.size(1)
+        first = x[:, 0]
+        rest = x[:, 1:, :2]
+        m = self.mask[:t, :t]
+        pos = torch.arange(t)
+        return self.fc(first) + rest.sum() + m.sum() + x[0].sum() + pos.sum()
+
+
 # ---- transformers as PyTorch 2.x users write them --------------------------------------------
 class TextEncoder(nn.Module):
     """Token ids [batch, seq] -> Embedding -> nn.TransformerEncoder (2 post-norm layers, d_model

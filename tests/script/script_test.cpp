@@ -297,6 +297,48 @@ BOOST_AUTO_TEST_CASE(a_trace_of_either_front_end_keeps_no_room_it_did_not_use) {
 
 // ---- TorchScript's awkward corners ------------------------------------------------------------
 
+// torchview draws a subscript (`x[:, 0]`) as one `__getitem__` node; TorchScript runs it as
+// `slice` and `select`. recorder reports the ops of one subscript expression (one range of the
+// Python source, kept in the file's debug records) as one `__getitem__`, and each aten op under
+// record::AtenOps. What no input reaches (the mask sliced from a buffer) and what an op without
+// operands made (`arange`) is recorded, and not drawn unless asked.
+BOOST_AUTO_TEST_CASE(a_subscript_is_one_getitem_unless_aten_ops_are_asked) {
+  auto m = load("subscripts_script.pt");
+  const auto x = torch::randn({2, 5, 4});
+  const auto t = Graph(eval).run(m, x);
+  BOOST_TEST(
+      functions(t) == (std::vector<std::string>{"__getitem__@", "__getitem__@", "__getitem__@",
+                                                "arange@", "sum@", "add@", "sum@", "add@",
+                                                "__getitem__@", "sum@", "add@", "sum@", "add@"}),
+      boost::test_tools::per_element());
+  // The merged ops' shapes: the expression's input and result.
+  std::vector<std::string> shapes;
+  for (auto f : recorder::views::functions_named(t.graph, "__getitem__")) {
+    std::ostringstream s;
+    for (auto e : t.graph.edges())
+      if (e.to == f) s << recorder::detail::shape_repr(t.graph.shape(e.from));
+    s << "->";
+    for (auto e : t.graph.edges())
+      if (e.from == f) s << recorder::detail::shape_repr(t.graph.shape(e.to));
+    shapes.push_back(s.str());
+  }
+  BOOST_TEST(shapes == (std::vector<std::string>{"(2, 5, 4)->(2, 4)", "(2, 5, 4)->(2, 4, 2)",
+                                                 "(8, 8)->(5, 5)", "(2, 5, 4)->(5, 4)"}),
+             boost::test_tools::per_element());
+  const auto aten = AtenOps(eval).run(m, x);
+  BOOST_TEST(functions(aten) == (std::vector<std::string>{
+                                    "slice@", "select@", "slice@", "slice@", "slice@", "slice@",
+                                    "slice@", "arange@", "linear@fc", "sum@", "add@", "sum@",
+                                    "add@", "select@", "sum@", "add@", "sum@", "add@"}),
+             boost::test_tools::per_element());
+  // Drawn: all but the mask's __getitem__ and its sum (no input reaches them) and arange (its
+  // positions are traced, as torchview traces torch.arange's tensor, without a node).
+  const auto drawn = recorder::visible_graph(t.graph, {});
+  const auto all = recorder::visible_graph(t.graph, {.hide_unreached = false});
+  BOOST_TEST(all.nodes.size() == 16u);  // input, 13 functions, fc, output
+  BOOST_TEST(drawn.nodes.size() == 13u);
+}
+
 BOOST_AUTO_TEST_CASE(every_module_path_is_exact_through_torchscripts_corners) {
   auto m = load("custom_script.pt");
   const auto x = torch::randn({2, 8});

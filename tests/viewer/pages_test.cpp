@@ -229,6 +229,19 @@ BOOST_AUTO_TEST_CASE(resnet18_from_torchscript) {
   write_page("resnet18_script", t, {.depth = 1}, resnet_expect, html);
 }
 
+// Ops no input reaches (a mask sliced from a buffer, and its sum) and one without operands
+// (`arange`) are recorded but not drawn: the viewer follows the C++ rule (hide_unreached).
+BOOST_AUTO_TEST_CASE(unreached_ops_from_torchscript) {
+  std::filesystem::create_directories(pages);
+  auto m =
+      recorder::load_model(std::filesystem::path(RECORDER_SCRIPT_MODELS) / "subscripts_script.pt");
+  const Trace t =
+      recorder::Tracer<recorder::record::Structure>(eval).run(m, torch::randn({2, 5, 4}));
+  BOOST_TEST(count_nodes(t, std::nullopt) == 13u);
+  BOOST_TEST(recorder::visible_graph(t.graph, {.hide_unreached = false}).nodes.size() == 16u);
+  write_page("unreached", t, {.depth = std::nullopt});
+}
+
 BOOST_AUTO_TEST_CASE(hostile_names) {
   std::filesystem::create_directories(pages);
   Trace t = recorder::testing::synthetic_chain(16);

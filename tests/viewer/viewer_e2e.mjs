@@ -192,6 +192,14 @@ for (const name of ['resnet18', 'resnet18_script']) {
   await page.close();
 }
 
+// What no input reaches is not drawn (13 of the 16 nodes drawn with everything).
+{
+  const { page } = await checkPage('unreached');
+  const p = await picture(page);
+  check(p.nodes.length === 13, `unreached: 13 nodes drawn (${p.nodes.length})`);
+  await page.close();
+}
+
 // Hostile names render as text and run nothing.
 {
   const { page } = await checkPage('hostile');

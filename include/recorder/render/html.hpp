@@ -135,6 +135,8 @@ inline void write_viewer_data(const Trace& trace, const RenderOptions& options,
   str(to_string(options.direction));
   out += ",\"hide_inner_tensors\":";
   out += options.hide_inner_tensors ? "true" : "false";
+  out += ",\"hide_unreached\":";
+  out += options.hide_unreached ? "true" : "false";
 
   out += ",\n\"modules\":[";
   for (std::size_t i = 0; i < g.modules().size(); ++i) {

@@ -274,6 +274,7 @@ inline void write_json_view(const Trace& trace, const RenderOptions& options, st
   w.field("expand_nested", options.expand_nested);
   w.field("hide_inner_tensors", options.hide_inner_tensors);
   w.field("hide_module_functions", options.hide_module_functions);
+  w.field("hide_unreached", options.hide_unreached);
   w.field("roll", options.roll);
   w.field("show_shapes", options.show_shapes);
   w.field("show_params", options.show_params);
@@ -386,10 +387,10 @@ struct Json {
 /// draw, as data (the whole recorded graph is `Json`).
 ///
 /// `{"model", "graph_name", "complete", "options": {depth (number | null), expand_nested,
-/// hide_inner_tensors, hide_module_functions, roll, show_shapes, show_params, strict,
-/// direction, graph_name}, "nodes": [{index, id (recorded node), kind, label, depth, calls,
-/// cluster (index | null), ...}], "edges": [{from, to, count}], "clusters": [{index, call,
-/// parent (index | null), path, class, label}]}`.
+/// hide_inner_tensors, hide_module_functions, hide_unreached, roll, show_shapes, show_params,
+/// strict, direction, graph_name}, "nodes": [{index, id (recorded node), kind, label, depth,
+/// calls, cluster (index | null), ...}], "edges": [{from, to, count}], "clusters": [{index,
+/// call, parent (index | null), path, class, label}]}`.
 ///
 /// `index` is the node's position (the `n<index>` of `Dot` and `Mermaid`), `label` the title
 /// lines of the picture joined by `\n` (`"Linear\nfc1"`), `calls` how many recorded calls a

@@ -40,6 +40,11 @@ struct RenderOptions {
   bool strict = true;
   /// Module nodes show their parameter count.
   bool show_params = false;
+  /// Ops that no model input reaches are not drawn, nor what they make: they read only
+  /// parameters, buffers, constants or nothing (`torch.arange` for positions, a mask sliced
+  /// from a buffer, a relative position bias). torchview traces from the inputs and never sees
+  /// them. Off: everything recorded is drawn.
+  bool hide_unreached = true;
 };
 
 /// Graphviz's spelling of a direction: "TB", "LR", "BT" or "RL".

@@ -194,6 +194,67 @@ inline std::vector<std::int32_t> enclosing_clusters(
   return out;
 }
 
+/// What `reached_from_inputs` says of a recorded node.
+enum class Reach : char {
+  no,       ///< no model input reaches it
+  yes,      ///< a model input reaches it
+  creation  ///< an op without tensor operands (`torch.arange`, `torch.full`): its tensors are
+            ///< reached, the op itself is not drawn
+};
+
+/// Per recorded node, whether a model input reaches it along the recorded data flow (tensor ->
+/// op that reads it -> tensor it made). The flow starts at the inputs and at the ops without
+/// tensor operands, as torchview's does: it wraps torch's creation functions so their tensors
+/// are traced, and draws no node for them. A module call is reached through its inputs, and
+/// passes the flow on only to the tensors it made itself (a leaf whose ops were not recorded);
+/// what its inside made is reached, or not, through the ops inside. Every node is reached when
+/// the graph has no input.
+inline std::vector<Reach> reached_from_inputs(const Graph& g) {
+  const std::size_t n = g.size();
+  // The flow's steps: the recorded edges, and a module call's input list (a composite call
+  // has no edges of its own), but out of a call only to what the call made.
+  std::vector<Edge> steps;
+  steps.reserve(g.edges().size());
+  std::vector<char> fed(n, 0);  // ops with a tensor operand
+  for (const Edge& e : g.edges()) {
+    if (e.from.value >= n || e.to.value >= n) continue;
+    if (is_tensor_kind(g.kind(e.from))) fed[e.to.value] = 1;
+    if (g.kind(e.from) != NodeKind::module ||
+        (is_tensor_kind(g.kind(e.to)) && g.tensor(e.to).producer == e.from))
+      steps.push_back(e);
+  }
+  for (std::uint32_t i = 0; i < n; ++i)
+    if (g.kind(NodeId{i}) == NodeKind::module)
+      for (NodeId t : g.call(NodeId{i}).inputs)
+        if (t.value < n) steps.push_back(Edge{t, NodeId{i}});
+  std::vector<std::uint32_t> start(n + 1, 0);
+  for (const Edge& e : steps) ++start[e.from.value + 1];
+  for (std::size_t i = 0; i < n; ++i) start[i + 1] += start[i];
+  std::vector<std::uint32_t> next(start[n]);
+  std::vector<std::uint32_t> fill(start.begin(), start.end() - 1);
+  for (const Edge& e : steps) next[fill[e.from.value]++] = e.to.value;
+
+  std::vector<Reach> reached(n, Reach::no);
+  std::vector<std::uint32_t> stack;
+  bool inputs = false;
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const NodeKind k = g.kind(NodeId{i});
+    inputs |= k == NodeKind::input;
+    if (k == NodeKind::input || (k == NodeKind::function && !fed[i])) {
+      reached[i] = k == NodeKind::input ? Reach::yes : Reach::creation;
+      stack.push_back(i);
+    }
+  }
+  if (!inputs) return std::vector<Reach>(n, Reach::yes);
+  while (!stack.empty()) {
+    const std::uint32_t i = stack.back();
+    stack.pop_back();
+    for (std::uint32_t k = start[i]; k < start[i + 1]; ++k)
+      if (reached[next[k]] == Reach::no) reached[next[k]] = Reach::yes, stack.push_back(next[k]);
+  }
+  return reached;
+}
+
 }  // namespace detail
 
 /// Computes what a picture of `g` shows with `options` (torchview's rules).
@@ -210,6 +271,9 @@ inline std::vector<std::int32_t> enclosing_clusters(
 /// - a composite call above depth D is not drawn: its contents are (so the root call is only
 ///   drawn, as one box, when D is 0);
 /// - a function node is drawn unless it lies inside such a box;
+/// - with `hide_unreached`, an op (function or module call) that no model input reaches
+///   (`detail::reached_from_inputs`), and an op without tensor operands, is not drawn where it
+///   would be drawn as itself, nor a tensor it made; edges from or to it are dropped;
 /// - with `hide_inner_tensors`, intermediate tensors are contracted (an edge t -> op becomes
 ///   producer -> op), constants and parameters are hidden; without it, an intermediate tensor
 ///   is drawn when its producer is drawn as itself, and constants and parameters when they
@@ -278,6 +342,9 @@ inline VisibleGraph visible_graph_within(const Graph& g, const RenderOptions& op
     return g.kind(id) == NodeKind::function ? !folding[id.value].valid() : folding[id.value] == id;
   };
 
+  const std::vector<Reach> reach =
+      options.hide_unreached ? reached_from_inputs(g) : std::vector<Reach>(n, Reach::yes);
+  const auto reached = [&](std::uint32_t i) { return reach[i] == Reach::yes; };
   std::vector<char> drawn(n, 0);
   for (std::uint32_t i = 0; i < n; ++i) {
     const NodeId id{i};
@@ -288,11 +355,12 @@ inline VisibleGraph visible_graph_within(const Graph& g, const RenderOptions& op
         break;
       case NodeKind::function:
       case NodeKind::module:
-        drawn[i] = op_drawn(id);
+        drawn[i] = op_drawn(id) && reached(i);
         break;
       case NodeKind::tensor: {
         const NodeId producer = g.tensor(id).producer;
-        drawn[i] = !hide && (is_op(producer) ? op_drawn(producer) : !folding[i].valid());
+        drawn[i] = !hide && (is_op(producer) ? op_drawn(producer) && reached(producer.value)
+                                             : !folding[i].valid());
         break;
       }
       case NodeKind::constant:

@@ -40,8 +40,10 @@
 #include <torch/csrc/jit/runtime/graph_executor.h>
 #include <torch/csrc/jit/runtime/operator.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -260,11 +262,73 @@ inline void inline_all(torch::jit::Graph& g) {
   while (has_calls(has_calls, *g.block())) torch::jit::Inline(g);
 }
 
+/// Where `n` came from in the model's Python source: a loaded file's nodes point into the code
+/// it serialized (`torch.select(torch.slice(x2), 1, 0)`), which maps back to the source that
+/// generated it (`x[:, 0]`) when the file holds its debug records.
+inline torch::jit::SourceRange python_range(const torch::jit::Node& n) {
+  const torch::jit::SourceRange& range = n.sourceRange();
+  if (!range.source()) return range;
+  if (auto original = range.findSourceRangeThatGenerated()) return *original;
+  return range;
+}
+
+/// True when ranges `a` and `b` are the same span of the same source (a loaded file's debug
+/// records may hold one source text more than once).
+inline bool same_range(const torch::jit::SourceRange& a, const torch::jit::SourceRange& b) {
+  if (a.start() != b.start() || a.end() != b.end() || !a.source() || !b.source()) return false;
+  return a.source() == b.source() ||
+         (a.source()->size() == b.source()->size() &&
+          a.source()->starting_line_no() == b.source()->starting_line_no() &&
+          a.text().str() == b.text().str());
+}
+
+/// True when `n` is one of the ops TorchScript compiles a subscript of a tensor into (`x[:, 0]`:
+/// `slice`, then `select`; `x[idx]`: `index`; `x[None]`: `unsqueeze`), known by its Python
+/// source: a range with a `[` that is not a call. A file saved without its debug records has
+/// no ranges: its ops are never taken for a subscript.
+inline bool is_subscript_op(const torch::jit::Node& n) {
+  static const c10::Symbol ops[] = {
+      c10::Symbol::fromQualString("aten::slice"), c10::Symbol::fromQualString("aten::select"),
+      c10::Symbol::fromQualString("aten::index"), c10::Symbol::fromQualString("aten::unsqueeze")};
+  if (std::find(std::begin(ops), std::end(ops), n.kind()) == std::end(ops)) return false;
+  const torch::jit::SourceRange range = python_range(n);
+  if (!range.source() || range.end() <= range.start()) return false;
+  // The range of a subscript spans the value and its brackets, though TorchScript's parser may
+  // end it early (`x[..., 0::2, 0::2,` for `x[..., 0::2, 0::2, :]`); a method call such as
+  // `x[m].unsqueeze(0)` ends with its parenthesis.
+  const std::string text = range.text().str();
+  const auto last = text.find_last_not_of(" \t\r\n");
+  return last != std::string::npos && text[last] != ')' && text.find('[') != std::string::npos;
+}
+
+/// The subscript op that `n`'s tensor comes from when both belong to one subscript expression:
+/// the producer of its first input is a subscript op of the same source range whose only use
+/// is `n`. Null otherwise.
+inline torch::jit::Node* subscript_link(const torch::jit::Node& n) {
+  if (n.inputs().empty() || !is_subscript_op(n)) return nullptr;
+  torch::jit::Value* in = n.input(0);
+  torch::jit::Node* p = in->node();
+  if (p->owningBlock() != n.owningBlock() || in->uses().size() != 1 || !is_subscript_op(*p) ||
+      !same_range(python_range(*p), python_range(n)))
+    return nullptr;
+  return p;
+}
+
+/// True when `n`'s result goes on to the next op of its subscript expression (it is not the
+/// expression's last op).
+inline bool continues_subscript(const torch::jit::Node& n) {
+  if (n.outputs().size() != 1 || n.output()->uses().size() != 1) return false;
+  const torch::jit::Node* user = n.output()->uses().front().user;
+  return subscript_link(*user) == &n;
+}
+
 /// Puts an op marker after every recorded op of block `b` (see the file comment), appending
 /// their sites to `sites`. `in_leaf` says whether the innermost bracket around `b` is a leaf's.
+/// With `group_subscripts`, the ops of one subscript expression report as one op,
+/// `__getitem__` (torchview's node for `x[:, 0]`), with the expression's tensor inputs and result.
 inline void mark_ops(torch::jit::Block& b, std::vector<bool>& in_leaf,
                      const std::unordered_map<const c10::ClassType*, bool>& leaf,
-                     bool observe_leaves, std::vector<OpSite>& sites) {
+                     bool observe_leaves, bool group_subscripts, std::vector<OpSite>& sites) {
   using torch::jit::Node;
   using torch::jit::Value;
   torch::jit::Graph& g = *b.owningGraph();
@@ -282,12 +346,14 @@ inline void mark_ops(torch::jit::Block& b, std::vector<bool>& in_leaf,
       continue;
     }
     for (torch::jit::Block* inner : n->blocks())
-      mark_ops(*inner, in_leaf, leaf, observe_leaves, sites);
+      mark_ops(*inner, in_leaf, leaf, observe_leaves, group_subscripts, sites);
     if (!is_recorded_op(*n)) continue;
+    const bool inside_leaf = !in_leaf.empty() && in_leaf.back() && !observe_leaves;
+    if (group_subscripts && !inside_leaf && continues_subscript(*n)) continue;
     const c10::FunctionSchema& schema = n->schema();
     std::vector<Value*> values;
     OpSite site;
-    if (!in_leaf.empty() && in_leaf.back() && !observe_leaves) {
+    if (inside_leaf) {
       // Inside a leaf: only a pooling's kernel size, which a traced pooling keeps nowhere else.
       const auto k = schema.argumentIndexWithName("kernel_size");
       if (!k || schema.name().find("pool") == std::string::npos) continue;
@@ -299,8 +365,17 @@ inline void mark_ops(torch::jit::Block& b, std::vector<bool>& in_leaf,
       site.inplace = name.size() > 1 && name.back() == '_' && name.front() != '_';
       if (site.inplace) name.remove_suffix(1);
       site.name = std::string(name);
-      for (Value* v : n->inputs())
-        if (holds_tensors(v->type())) values.push_back(v);
+      // The links of a subscript expression, last to first; their tensor inputs are the
+      // expression's, but for the values passed from link to link.
+      std::vector<Node*> links{n};
+      if (group_subscripts)
+        while (Node* p = subscript_link(*links.back())) links.push_back(p);
+      if (links.size() > 1 || (group_subscripts && is_subscript_op(*n))) site.name = "__getitem__";
+      for (auto link = links.rbegin(); link != links.rend(); ++link)
+        for (Value* v : (*link)->inputs())
+          if (holds_tensors(v->type()) &&
+              (link == links.rbegin() || v != (*std::prev(link))->output()))
+            values.push_back(v);
       site.inputs = static_cast<std::uint32_t>(values.size());
       for (Value* v : n->outputs())
         if (holds_tensors(v->type())) values.push_back(v);
@@ -338,7 +413,8 @@ struct ModuleEntry {
 class Instrumented {
  public:
   /// Instruments a copy of `original`; with `observe_leaves`, ops inside leaf modules report
-  /// themselves too.
+  /// themselves too, and each aten op of a subscript expression by itself (without it, the
+  /// expression is one `__getitem__` op).
   Instrumented(const torch::jit::Module& original, bool observe_leaves)
       : original_(original), copy_(original.clone(/*inplace=*/true)) {
     register_markers();
@@ -388,7 +464,8 @@ class Instrumented {
       torch::jit::Graph& g = *graph_fn->graph();
       inline_all(g);
       std::vector<bool> in_leaf;
-      mark_ops(*g.block(), in_leaf, leaf, observe_leaves, sites_);
+      mark_ops(*g.block(), in_leaf, leaf, observe_leaves, /*group_subscripts=*/!observe_leaves,
+               sites_);
     }
   }
   Instrumented(const Instrumented&) = delete;
