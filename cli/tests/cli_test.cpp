@@ -85,9 +85,10 @@ BOOST_AUTO_TEST_CASE(help_names_every_subcommand_and_option) {
         "--max-bytes",  "--sample",  "--output",   "--local-ranks", "--distributed"})
     BOOST_TEST(record.out.find(word) != std::string::npos, word);
   const Run draw = recorder_cli({"draw", "--help"});
-  for (const char* word : {"--depth", "--expand-nested", "--roll", "--show-inner-tensors",
-                           "--show-module-functions", "--direction", "--no-shapes", "--show-params",
-                           "--not-strict", "--graph-name", "--format", "--dot-timeout"})
+  for (const char* word :
+       {"--depth", "--expand-nested", "--roll", "--show-inner-tensors", "--show-module-functions",
+        "--direction", "--no-shapes", "--show-params", "--not-strict", "--graph-name", "--format",
+        "--dot-timeout", "--show-unreached"})
     BOOST_TEST(draw.out.find(word) != std::string::npos, word);
   const Run version = recorder_cli({"--version"});
   BOOST_TEST(version.code == 0);
@@ -362,6 +363,35 @@ BOOST_AUTO_TEST_CASE(draw_shows_the_ops_inside_leaves_with_aten_ops) {
   BOOST_TEST(occurrences(opened, ">linear<BR/>depth:2</TD>") == 3u);
   BOOST_TEST(occurrences(opened, ">relu<BR/>depth:1</TD>") == 2u);
   BOOST_TEST(opened.find("Linear<BR/>fc1") == std::string::npos);
+}
+
+// torchview's picture by default: a subscript one `__getitem__`, nothing no input reaches; the
+// aten-level picture with --aten-ops --show-unreached.
+BOOST_AUTO_TEST_CASE(draw_is_torchviews_picture_unless_the_aten_level_is_asked) {
+  const fs::path dir = scratch("draw_unreached");
+  const std::string out = (dir / "subscripts.dot").string();
+  const auto draw = [&](std::vector<std::string> more) {
+    std::vector<std::string> args{
+        "draw", model("subscripts_script.pt"), "--input-size", "2,5,4", "--depth", "inf", "-o",
+        out};
+    args.insert(args.end(), more.begin(), more.end());
+    const Run r = recorder_cli(args);
+    BOOST_TEST(r.code == 0, r.err);
+    return read(out);
+  };
+  const std::string plain = draw({});
+  BOOST_TEST(occurrences(plain, ">__getitem__<BR/>depth:1</TD>") == 3u);
+  BOOST_TEST(plain.find(">arange<BR/>") == std::string::npos);
+  BOOST_TEST(occurrences(plain, "[label=<") == 13u);
+  const std::string unreached = draw({"--show-unreached"});
+  BOOST_TEST(occurrences(unreached, ">__getitem__<BR/>depth:1</TD>") == 4u);  // the mask's too
+  BOOST_TEST(occurrences(unreached, ">arange<BR/>depth:1</TD>") == 1u);
+  BOOST_TEST(occurrences(unreached, "[label=<") == 16u);
+  const std::string aten = draw({"--aten-ops", "--show-unreached"});
+  BOOST_TEST(aten.find("__getitem__") == std::string::npos);
+  BOOST_TEST(occurrences(aten, ">slice<BR/>depth:1</TD>") == 6u);
+  BOOST_TEST(occurrences(aten, ">select<BR/>depth:1</TD>") == 2u);
+  BOOST_TEST(occurrences(aten, "[label=<") == 20u);
 }
 
 // ---- record ---------------------------------------------------------------------------------
