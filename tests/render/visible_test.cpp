@@ -385,7 +385,8 @@ std::vector<std::uint32_t> calls_of(const VisibleGraph& vg) {
 
 std::vector<std::int32_t> clusters_of(const VisibleGraph& vg) {
   std::vector<std::int32_t> out;
-  for (const VisibleNode& v : vg.nodes) out.push_back(v.cluster);
+  for (const VisibleNode& v : vg.nodes)
+    out.push_back(v.cluster.valid() ? static_cast<std::int32_t>(v.cluster.value) : -1);
   return out;
 }
 
@@ -493,7 +494,7 @@ BOOST_AUTO_TEST_CASE(roll_merges_a_reused_block_and_its_cluster) {
   const VisibleGraph both = with(t, {.expand_nested = true, .roll = true});
   BOOST_REQUIRE(both.clusters.size() == 1u);
   BOOST_TEST(t.graph.module_of(both.clusters[0].call).path == "block");
-  BOOST_TEST(both.clusters[0].parent == -1);
+  BOOST_TEST(both.clusters[0].parent == ClusterId{});
   BOOST_TEST(clusters_of(both) == (Clusters{-1, 0, 0, 0, -1, -1, -1, -1}), tt::per_element());
 }
 
@@ -533,9 +534,9 @@ BOOST_AUTO_TEST_CASE(expand_nested_clusters_composites_above_the_depth) {
   BOOST_TEST(g.module_of(d3.clusters[0].call).path == "layer1");
   BOOST_TEST(g.module_of(d3.clusters[1].call).path == "layer1.0");
   BOOST_TEST(g.module_of(d3.clusters[2].call).path == "layer1.1");
-  BOOST_TEST(d3.clusters[0].parent == -1);
-  BOOST_TEST(d3.clusters[1].parent == 0);
-  BOOST_TEST(d3.clusters[2].parent == 0);
+  BOOST_TEST(d3.clusters[0].parent == ClusterId{});
+  BOOST_TEST(d3.clusters[1].parent == ClusterId{0});
+  BOOST_TEST(d3.clusters[2].parent == ClusterId{0});
   BOOST_TEST(clusters_of(d3) == (Clusters{-1, -1, -1, -1, 1, 1, 1, 1, 1,  1,  1,
                                           1,  2,  2,  2,  2, 2, 2, 2, -1, -1, -1}),
              tt::per_element());
@@ -546,7 +547,7 @@ BOOST_AUTO_TEST_CASE(expand_nested_clusters_composites_above_the_depth) {
   const VisibleGraph all = with(t, {.depth = std::nullopt, .expand_nested = true});
   BOOST_REQUIRE(all.clusters.size() == 4u);
   BOOST_TEST(g.module_of(all.clusters[2].call).path == "layer1.0.downsample");
-  BOOST_TEST(all.clusters[2].parent == 1);
+  BOOST_TEST(all.clusters[2].parent == ClusterId{1});
 
   BOOST_TEST(with(t, {.depth = 1, .expand_nested = true}).clusters.empty());  // layer1 is a box
   BOOST_TEST(with(t, {.depth = 0, .expand_nested = true}).clusters.empty());  // the root never

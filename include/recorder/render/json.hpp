@@ -252,9 +252,9 @@ inline void json_shapes(JsonWriter& w, const Graph& g, NodeList tensors) {
 inline void write_json_view(const Trace& trace, const RenderOptions& options, std::string& out) {
   const Graph& g = trace.graph;
   const VisibleGraph vg = visible_graph(g, options);
-  const auto index_or_null = [](JsonWriter& w, std::int32_t i) {
-    if (i >= 0)
-      w.number(std::int64_t{i});
+  const auto index_or_null = [](JsonWriter& w, ClusterId c) {
+    if (c.valid())
+      w.number(std::uint64_t{c.value});
     else
       w.null();
   };
