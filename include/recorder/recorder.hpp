@@ -39,4 +39,4 @@
 #include <recorder/capture/activations.hpp>
 #include <recorder/adapters/containers.hpp>
 #include <recorder/adapters/module.hpp>
-#include <recorder/tracer.hpp>
+#include <recorder/front/tracer.hpp>

@@ -7,7 +7,7 @@
 #include <recorder/capture/timing.hpp>
 #include <recorder/detail/id_map.hpp>
 #include <recorder/graph/trace.hpp>
-#include <recorder/render/html.hpp>
+#include <recorder/render/node_facts.hpp>
 
 #include <ATen/ATen.h>
 

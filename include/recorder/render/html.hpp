@@ -7,6 +7,7 @@
 #include <recorder/detail/viewer_assets.hpp>
 #include <recorder/graph/trace.hpp>
 #include <recorder/render/labels.hpp>
+#include <recorder/render/node_facts.hpp>
 #include <recorder/render/options.hpp>
 #include <recorder/render/visible.hpp>
 
@@ -20,13 +21,6 @@
 #include <vector>
 
 namespace recorder {
-
-/// Extra facts the viewer shows when a node is hovered, per recorded node: display pairs such
-/// as `{"time", "1.25 ms"}` or `{"mean", "0.031"}`, in order.
-struct NodeFacts {
-  NodeId node;
-  std::vector<std::pair<std::string, std::string>> facts{};
-};
 
 namespace detail {
 

@@ -10,7 +10,7 @@
 #include <recorder/observe/ops.hpp>
 #include <recorder/script/instrument.hpp>
 #include <recorder/tensor/session.hpp>
-#include <recorder/tracer.hpp>
+#include <recorder/front/tracer.hpp>
 
 #include <c10/util/Exception.h>
 #include <ATen/core/grad_mode.h>
