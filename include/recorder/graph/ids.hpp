@@ -9,14 +9,18 @@
 
 namespace recorder {
 
-/// Index of a node in a `Graph`; default-constructed ids are invalid.
-struct NodeId {
+/// An index into one table, a type of its own per `Tag`; default-constructed ids are invalid.
+template <class Tag>
+struct StrongIndex {
   static constexpr std::uint32_t invalid = std::numeric_limits<std::uint32_t>::max();
   std::uint32_t value = invalid;
 
   constexpr bool valid() const noexcept { return value != invalid; }
-  friend constexpr auto operator<=>(NodeId, NodeId) = default;
+  friend constexpr auto operator<=>(StrongIndex, StrongIndex) = default;
 };
+
+/// Index of a node in a `Graph`.
+using NodeId = StrongIndex<struct NodeTag>;
 
 /// Prints `#<index>`, or `#invalid`.
 inline std::ostream& operator<<(std::ostream& os, NodeId id) {
@@ -25,13 +29,7 @@ inline std::ostream& operator<<(std::ostream& os, NodeId id) {
 }
 
 /// Index of a distinct module object (shared by every call of that module).
-struct ModuleId {
-  static constexpr std::uint32_t invalid = std::numeric_limits<std::uint32_t>::max();
-  std::uint32_t value = invalid;
-
-  constexpr bool valid() const noexcept { return value != invalid; }
-  friend constexpr auto operator<=>(ModuleId, ModuleId) = default;
-};
+using ModuleId = StrongIndex<struct ModuleTag>;
 
 /// What a node stands for, with torchview's vocabulary.
 enum class NodeKind : std::uint8_t {

@@ -18,13 +18,7 @@ namespace recorder {
 
 /// Index of a cluster in `VisibleGraph::clusters`; default-constructed ids are none (the top
 /// level, outside every cluster).
-struct ClusterId {
-  static constexpr std::uint32_t none = std::numeric_limits<std::uint32_t>::max();
-  std::uint32_t value = none;
-
-  constexpr bool valid() const noexcept { return value != none; }
-  friend constexpr bool operator==(ClusterId, ClusterId) = default;
-};
+using ClusterId = StrongIndex<struct ClusterTag>;
 
 /// Prints `cluster <index>`, or `top level`.
 inline std::ostream& operator<<(std::ostream& os, ClusterId c) {
