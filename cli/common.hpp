@@ -1,0 +1,251 @@
+#pragma once
+/// What every subcommand of `recorder` shares: the model and its inputs (`Common`, `Inputs`),
+/// the grad mode torchinfo would run, one trace of the model, writing text, and the errors main
+/// turns into exit codes. Included by main.cpp only: the program is one translation unit.
+
+#include "options.hpp"
+
+#include <recorder/script.hpp>
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace recorder::cli {
+
+namespace rr = recorder::record;
+namespace rd = recorder::reduce;
+
+/// The first line of an error message (a TorchScript error carries its traceback after it).
+std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
+
+/// A model failure already reported on stderr: main prints the partial summary and exits 1.
+struct Reported {
+  recorder::TraceError error;
+};
+
+// ---- what every subcommand takes: the model and its inputs -----------------------------------
+
+struct Common {
+  std::string model;
+  std::vector<std::string> input_sizes;
+  std::vector<std::string> input_files;
+  std::vector<std::string> dtypes;
+  std::int64_t seed = 0;
+  std::int64_t int_high = 1;
+  bool train = false;
+  bool eval = false;
+  bool no_grad = false;
+  /// Neither --grad nor --no-grad where the forward runs as torchinfo's (summary): `no_grad`
+  /// is decided by the file (`as_torchinfo`).
+  bool grad_as_torchinfo = false;
+  bool aten_ops = false;
+};
+
+/// `as_torchinfo`: the subcommand runs the forward as torchinfo's does unless --grad or --no-grad
+/// say otherwise (summary; see `torchinfo_no_grad`).
+void add_common(CLI::App& sub, Common& c, bool as_torchinfo = false) {
+  sub.add_option("model", c.model,
+                 "The TorchScript model file (torch.jit.script(m).save(path) or torch.jit.trace)")
+      ->required();
+  sub.add_option("--input-size", c.input_sizes,
+                 "The sizes of a random input, like 1,3,224,224; once per model input, in order")
+      ->type_name("SIZES");
+  sub.add_option("--input", c.input_files,
+                 "A file saved with Python's torch.save holding an input tensor (used for every "
+                 "batch) or a "
+                 "list of them (one per batch); once per model input, in order")
+      ->type_name("FILE");
+  sub.add_option("--dtype", c.dtypes,
+                 "The dtype of the --input-size inputs (float32, float64, float16, bfloat16, "
+                 "int64, int32, int16, "
+                 "int8, uint8, bool); once for all, or once per input (default float32)")
+      ->type_name("DTYPE");
+  sub.add_option("--int-high", c.int_high,
+                 "Random integer inputs are drawn from [0, N): give a vocabulary size for token "
+                 "ids (default 1: "
+                 "zeros, as torchinfo)")
+      ->type_name("N");
+  sub.add_option("--seed", c.seed, "The seed of the random inputs (default 0)")->type_name("N");
+  auto* train = sub.add_flag("--train", c.train, "Run the model in train mode");
+  sub.add_flag("--eval", c.eval, "Run the model in eval mode (the default)")->excludes(train);
+  if (as_torchinfo) {
+    c.grad_as_torchinfo = true;
+    auto* grad = sub.add_flag_callback(
+        "--grad", [&c] { c.grad_as_torchinfo = c.no_grad = false; },
+        "Run with autograd. By default the forward runs as torchinfo's does: under "
+        "torch.no_grad() with hooks on every module, so an eval nn.TransformerEncoderLayer takes "
+        "its fused path in a file PyTorch 1.13 saved, and not in one PyTorch 2.1 or later saved "
+        "(its hooks keep it off), which recorder then runs with autograd");
+    sub.add_flag_callback(
+           "--no-grad", [&c] { c.grad_as_torchinfo = false, c.no_grad = true; },
+           "Run without autograd (torch::NoGradGuard)")
+        ->excludes(grad);
+  } else {
+    sub.add_flag("--no-grad", c.no_grad, "Run without autograd (torch::NoGradGuard)");
+  }
+  sub.add_flag("--aten-ops", c.aten_ops,
+               "Record every aten op as TorchScript runs it (record::AtenOps): the ops inside leaf "
+               "modules too (drawn with --show-module-functions, counted by "
+               "--functional-mult-adds), and a subscript such as x[:, 0] as its slice and select "
+               "ops, not as one __getitem__ (torchview's)");
+}
+
+inline c10::ScalarType scalar_type(const std::string& name) {
+  if (name == "float32" || name == "float") return c10::kFloat;
+  if (name == "float64" || name == "double") return c10::kDouble;
+  if (name == "float16" || name == "half") return c10::kHalf;
+  if (name == "bfloat16") return c10::kBFloat16;
+  if (name == "int64" || name == "long") return c10::kLong;
+  if (name == "int32" || name == "int") return c10::kInt;
+  if (name == "int16") return c10::kShort;
+  if (name == "int8") return c10::kChar;
+  if (name == "uint8") return c10::kByte;
+  return c10::kBool;
+}
+
+/// The model's inputs, batch by batch: random ones of given sizes (fresh for every batch), or
+/// tensors from files (a list in a file gives one per batch, cycled).
+class Inputs {
+ public:
+  explicit Inputs(const Common& c) : int_high_(c.int_high) {
+    if (c.input_sizes.empty() == c.input_files.empty())
+      throw UsageError(c.input_sizes.empty()
+                           ? "recorder: give the model's inputs: --input-size 1,3,224,224 (once "
+                             "per input) or --input x.pt"
+                           : "recorder: give either --input-size or --input, not both");
+    if (c.int_high < 1) throw UsageError("recorder: --int-high must be at least 1");
+    for (const std::string& s : c.input_sizes) sizes_.push_back(cli::parse_sizes(s));
+    if (!c.dtypes.empty() && c.dtypes.size() != 1 && c.dtypes.size() != sizes_.size())
+      throw UsageError("recorder: give --dtype once, or once per --input-size (" +
+                       std::to_string(sizes_.size()) + "), not " + std::to_string(c.dtypes.size()) +
+                       " times");
+    if (!c.dtypes.empty() && sizes_.empty())
+      throw UsageError("recorder: --dtype applies to --input-size inputs only");
+    for (std::size_t i = 0; i < sizes_.size(); ++i)
+      dtypes_.push_back(
+          c.dtypes.empty() ? "float32" : cli::parse_dtype(c.dtypes[c.dtypes.size() == 1 ? 0 : i]));
+    for (const std::string& f : c.input_files) files_.push_back(load_tensors(f));
+  }
+
+  /// How many batches the files hold (1 for random inputs or single tensors).
+  std::size_t stored_batches() const {
+    std::size_t n = 1;
+    for (const auto& f : files_) n = std::max(n, f.size());
+    return n;
+  }
+
+  /// The inputs of batch `i`.
+  std::vector<c10::IValue> batch(std::size_t i) const {
+    std::vector<c10::IValue> out;
+    for (std::size_t k = 0; k < sizes_.size(); ++k) {
+      const c10::ScalarType t = scalar_type(dtypes_[k]);
+      if (cli::is_integer_dtype(dtypes_[k]))
+        out.emplace_back(torch::randint(0, int_high_, sizes_[k], torch::TensorOptions().dtype(t)));
+      else
+        out.emplace_back(torch::randn(sizes_[k], torch::TensorOptions().dtype(t)));
+    }
+    for (const auto& f : files_) out.emplace_back(f[i % f.size()]);
+    return out;
+  }
+
+ private:
+  static std::vector<at::Tensor> load_tensors(const std::string& file) {
+    std::ifstream in(file, std::ios::binary);
+    if (!in) throw UsageError("recorder: cannot read --input '" + file + "'");
+    const std::vector<char> bytes{std::istreambuf_iterator<char>(in),
+                                  std::istreambuf_iterator<char>()};
+    c10::IValue v;
+    try {
+      v = torch::pickle_load(bytes);
+    } catch (const std::exception&) {
+      throw UsageError("recorder: --input '" + file + "' is not a tensor saved with torch.save");
+    }
+    std::vector<at::Tensor> out;
+    if (v.isTensor())
+      out.push_back(v.toTensor());
+    else if (v.isList() || v.isTuple()) {
+      const auto items = v.isList() ? v.toListRef().vec() : v.toTupleRef().elements().vec();
+      for (const c10::IValue& e : items) {
+        if (!e.isTensor())
+          throw UsageError("recorder: --input '" + file + "' holds a list with a non-tensor item");
+        out.push_back(e.toTensor());
+      }
+    }
+    if (out.empty())
+      throw UsageError("recorder: --input '" + file + "' holds " + std::string(v.tagKind()) +
+                       ", not a tensor or a list of tensors");
+    return out;
+  }
+
+  std::vector<std::vector<std::int64_t>> sizes_;
+  std::vector<std::string> dtypes_;
+  std::vector<std::vector<at::Tensor>> files_;
+  std::int64_t int_high_;
+};
+
+/// Whether torchinfo's forward of the model in `file` runs without the autograd paths the
+/// recorded ops depend on. torchinfo runs under torch.no_grad() with hooks on every module: in
+/// code PyTorch 1.13 scripted, an eval TransformerEncoderLayer then takes its fused path; from
+/// PyTorch 2.1 on the layer refuses that path when hooks are attached, a check TorchScript
+/// compiles away, so a file saved by 2.1 or later (it records `.data/serialization_id`) runs
+/// with autograd to take the path torchinfo's run takes.
+inline bool torchinfo_no_grad(const std::string& file) {
+  try {
+    caffe2::serialize::PyTorchStreamReader reader(file);
+    return recorder::detail::script::saved_by_at_least(reader.getAllRecords()).empty();
+  } catch (const c10::Error&) {
+    return true;  // load_model says what is wrong with the file
+  }
+}
+
+inline recorder::TraceOptions trace_options(const Common& c) {
+  return {.mode = c.train ? recorder::TrainMode::train : recorder::TrainMode::eval,
+          .no_grad = c.grad_as_torchinfo ? torchinfo_no_grad(c.model) : c.no_grad};
+}
+
+/// One trace of the model on batch 0 (`record::Structure`, or `record::AtenOps`).
+inline recorder::Trace trace_once(const Common& c) {
+  torch::manual_seed(static_cast<std::uint64_t>(c.seed));
+  const Inputs inputs(c);
+  torch::jit::Module model = recorder::load_model(c.model);
+  if (c.aten_ops)
+    return recorder::Tracer<rr::AtenOps>(trace_options(c)).run(model, inputs.batch(0));
+  return recorder::Tracer<rr::Structure>(trace_options(c)).run(model, inputs.batch(0));
+}
+
+inline void write_text(const std::string& out, const std::string& text) {
+  if (out.empty() || out == "-") {
+    std::cout << text;
+  } else {
+    recorder::detail::write_file_atomically(out, text);
+    std::cerr << "recorder: wrote " << out << "\n";
+  }
+}
+
+/// "1 batch", "3 batches".
+inline std::string counted(std::size_t n, std::string_view noun) {
+  std::string out = std::to_string(n) + " " + std::string(noun);
+  if (n != 1) out += noun.back() == 'h' ? "es" : "s";
+  return out;
+}
+
+/// Prints the summary of what ran before a failure (when there is one); exit code 1.
+inline int partial_summary(const recorder::TraceError& e) {
+  if (e.partial_trace()) {
+    std::cerr << "recorder: the model failed; the summary of what ran before the failure:\n";
+    std::cout << recorder::summary(*e.partial_trace());
+  }
+  return 1;
+}
+
+}  // namespace recorder::cli
