@@ -279,7 +279,9 @@ BOOST_AUTO_TEST_CASE(profile_times_every_call_and_writes_a_chrome_trace) {
   const std::string trace = read(dir / "resnet.trace.json");
   BOOST_TEST(occurrences(trace, "\"ph\": \"X\"") == 3u * (76u + 9u));
   const std::string svg = read(dir / "resnet.svg");
-  BOOST_TEST(occurrences(svg, "fill=\"#7f0000\"") == 1u);  // the slowest of the 10 drawn
+  // The slowest of the 10 drawn has the darkest fill; calls within a shade of it (a loaded
+  // machine's noise) may share it, so this counts at least one, not exactly one.
+  BOOST_TEST(occurrences(svg, "fill=\"#7f0000\"") >= 1u);
   BOOST_TEST(recorder_cli({"profile", model("resnet18_script.pt"), "--input-size", "1,3,64,64",
                            "--runs", "0"})
                  .err == "recorder: --runs must be at least 1\n");
