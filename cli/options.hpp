@@ -159,24 +159,31 @@ inline Direction parse_direction(std::string_view text) {
 /// The formats `draw` writes, chosen by the output's extension (or `--format`).
 enum class Format { dot, svg, png, json, json_view, mermaid, html, model_explorer };
 
-/// The format of output file `path` (`.dot .svg .png .json .mmd .html`; `.explorer.json` is
-/// Model Explorer's graph), or `format` when given ("dot", "svg", "png", "json" for the whole
-/// recorded graph, "json-view" for the drawn one, "mermaid", "html" for the interactive
-/// viewer, "model-explorer").
+/// The format output file `path`'s extension names (`.dot .gv .svg .png .json .mmd .html .htm`;
+/// `.explorer.json` is Model Explorer's graph), or none. Every subcommand that writes a picture
+/// asks this one function.
+inline std::optional<Format> format_of(const std::filesystem::path& path) {
+  const std::string ext = path.extension().string();
+  if (ext == ".dot" || ext == ".gv") return Format::dot;
+  if (ext == ".svg") return Format::svg;
+  if (ext == ".png") return Format::png;
+  if (ext == ".json") {
+    const std::string name = path.filename().string();
+    const bool explorer = name.size() > 14 && name.ends_with(".explorer.json");
+    return explorer ? Format::model_explorer : Format::json_view;
+  }
+  if (ext == ".mmd") return Format::mermaid;
+  if (ext == ".html" || ext == ".htm") return Format::html;
+  return std::nullopt;
+}
+
+/// The format of output file `path` (`format_of`), or `format` when given ("dot", "svg", "png",
+/// "json" for the whole recorded graph, "json-view" for the drawn one, "mermaid", "html" for the
+/// interactive viewer, "model-explorer").
 inline Format parse_format(const std::filesystem::path& path, std::string_view format = {}) {
   std::string_view f = format;
-  const std::string ext = path.extension().string();
   if (f.empty()) {
-    if (ext == ".dot" || ext == ".gv") return Format::dot;
-    if (ext == ".svg") return Format::svg;
-    if (ext == ".png") return Format::png;
-    if (ext == ".json") {
-      const std::string name = path.filename().string();
-      const bool explorer = name.size() > 14 && name.ends_with(".explorer.json");
-      return explorer ? Format::model_explorer : Format::json_view;
-    }
-    if (ext == ".mmd") return Format::mermaid;
-    if (ext == ".html" || ext == ".htm") return Format::html;
+    if (const auto known = format_of(path)) return *known;
     throw UsageError(
         "recorder: cannot tell the format of '" + path.string() +
         "' from its extension: use .dot, .svg, .png, .json, .mmd or .html, or --format");

@@ -113,15 +113,19 @@ inline int profile_with(const ProfileArgs& a, Ranks& ranks) {
     const recorder::RenderOptions ro{.depth = a.depth, .expand_nested = a.expand_nested};
     const std::filesystem::path path(a.draw);
     std::filesystem::path written;
-    if (path.extension() == ".svg")
-      written = recorder::render_to_file(
-          *last, ro, path, recorder::backend::Svg{.report = nullptr, .times = &times});
-    else if (path.extension() == ".png")
-      written = recorder::render_to_file(
-          *last, ro, path, recorder::backend::Png{.report = nullptr, .times = &times});
-    else
-      written =
-          recorder::render_to_file(*last, ro, path, recorder::backend::TimeDot{.times = &times});
+    switch (cli::format_of(path).value_or(cli::Format::dot)) {
+      case cli::Format::svg:
+        written = recorder::render_to_file(
+            *last, ro, path, recorder::backend::Svg{.report = nullptr, .times = &times});
+        break;
+      case cli::Format::png:
+        written = recorder::render_to_file(
+            *last, ro, path, recorder::backend::Png{.report = nullptr, .times = &times});
+        break;
+      default:  // the time-coloured picture has no other format: DOT
+        written =
+            recorder::render_to_file(*last, ro, path, recorder::backend::TimeDot{.times = &times});
+    }
     std::cerr << "recorder: wrote " << written.string() << ": module calls coloured by time";
     if (place.joined)
       std::cerr << " (over " << counted(static_cast<std::size_t>(place.world), "rank") << ")";

@@ -134,6 +134,16 @@ BOOST_AUTO_TEST_CASE(the_format_comes_from_the_extension_unless_named) {
              "html, model-explorer");
 }
 
+// draw and profile --draw ask the same function what an extension names.
+BOOST_AUTO_TEST_CASE(one_function_tells_the_format_of_an_extension) {
+  using F = cli::Format;
+  BOOST_TEST((cli::format_of("t.svg") == F::svg));
+  BOOST_TEST((cli::format_of("t.png") == F::png));
+  BOOST_TEST((cli::format_of("t.explorer.json") == F::model_explorer));
+  BOOST_TEST(!cli::format_of("t.pdf").has_value());
+  BOOST_TEST(!cli::format_of("t").has_value());
+}
+
 BOOST_AUTO_TEST_CASE(layers_take_every_spelling_of_a_layer_address) {
   BOOST_TEST(spellings(cli::parse_layers("layer4,fc, 3-18,layer1.0.relu#1")) ==
              (std::vector<std::string>{"layer4", "fc", "3-18", "layer1.0.relu#1"}));
