@@ -28,7 +28,8 @@
 ///
 /// The parts: distributed/options.hpp (options, stats, `MergeError`), distributed/protocol.hpp
 /// (the header and schema, torch-free), distributed/exchange.hpp (the c10d collectives and the
-/// checks), distributed/state_codec.hpp (reduction states as bytes), distributed/merge.hpp
+/// checks), distributed/state_codec.hpp (reduction states as bytes, from their described
+/// fields; torch-free), distributed/tensor_codec.hpp (a tensor as bytes), distributed/merge.hpp
 /// (the fold and the API).
 
 #include <recorder/distributed/exchange.hpp>
@@ -36,3 +37,4 @@
 #include <recorder/distributed/options.hpp>
 #include <recorder/distributed/protocol.hpp>
 #include <recorder/distributed/state_codec.hpp>
+#include <recorder/distributed/tensor_codec.hpp>

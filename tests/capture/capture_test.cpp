@@ -8,7 +8,9 @@
 #include <models/resnet.hpp>
 #include "../support/errors.hpp"
 
+#include <recorder/capture/facts.hpp>
 #include <recorder/capture/save.hpp>
+#include <recorder/capture/timing.hpp>
 #include <recorder/recorder.hpp>
 
 #include <cmath>
@@ -553,6 +555,48 @@ BOOST_AUTO_TEST_CASE(save_and_load_back) {
                        "': No such file or directory (folder '" + (dir.path / "missing").string() +
                        "' does not exist)");
   BOOST_TEST(!std::filesystem::exists(dir.path / "missing"));
+}
+
+// A reduction added by its header alone (policies/reduction/abs_max.hpp): recorded on a real
+// model, saved for Python, shown on hover and named in the summary's time line, with no code of
+// its own in the saver, the facts or the timing.
+BOOST_AUTO_TEST_CASE(a_new_reduction_records_saves_and_shows_with_no_code_of_its_own) {
+  TempDir dir("abs_max");
+  models::MLP mlp;
+  rr::ForwardOutput<rd::AbsMax> amax({"fc2"});
+  recorder::Tracer<rr::ForwardOutput<rd::AbsMax>> tracer({.no_grad = true}, amax);
+  std::vector<at::Tensor> inputs;
+  for (int i = 0; i < 3; ++i) inputs.push_back(torch::randn({4, 784}) * (i + 1));
+  tracer.run(mlp, inputs[0]);
+  tracer.run(mlp, inputs[1]);
+  const auto trace = tracer.run(mlp, inputs[2]);
+  at::Tensor want;
+  {
+    torch::NoGradGuard no_grad;
+    for (const at::Tensor& x : inputs) {
+      const at::Tensor a = mlp->fc2(torch::relu(mlp->fc1(x))).abs();
+      want = want.defined() ? at::maximum(want, a) : a;
+    }
+  }
+  const at::Tensor got = amax["fc2"].result();
+  BOOST_TEST(shape_of(got) == (std::vector<std::int64_t>{4, 50}), boost::test_tools::per_element());
+  BOOST_TEST(torch::allclose(got, want));
+
+  recorder::save(amax, dir.path / "amax.pt");
+  const auto loaded = recorder::load_recording(dir.path / "amax.pt");
+  BOOST_TEST(torch::equal(loaded.at("fc2").toTensor(), got));
+
+  const auto facts = recorder::facts_of(trace, amax);
+  BOOST_REQUIRE(facts.size() == 1u);
+  BOOST_TEST(facts[0].facts[0].second == "forward_output, reduce::abs_max");
+  BOOST_TEST(facts[0].facts[1].second == "3");
+  BOOST_TEST(facts[0].facts[2].first == "value");
+  BOOST_TEST(contains(facts[0].facts[2].second, "[4, 50] float mean "));
+
+  rr::Timing<rd::AbsMax> timing;
+  recorder::Tracer<rr::Timing<rd::AbsMax>> timed({.no_grad = true}, timing);
+  for (int i = 0; i < 2; ++i) timed.run(mlp, inputs[0]);
+  BOOST_TEST(recorder::call_times(timing).statistic == "abs max of 2 runs");
 }
 
 // Module names are user strings: one called ":/x" (libtorch forbids only dots) must not write

@@ -1,11 +1,14 @@
 /// What ranks send each other before their states (distributed/protocol.hpp): the header, the
 /// schema as bytes, its fingerprint and the first difference between two. Torch-free: runs in
-/// the fast (sanitizer) stage; the exchange itself is distributed_test.cpp's.
+/// the fast (sanitizer) stage; the exchange itself is distributed_test.cpp's. Also what the
+/// schema says of each shipped reduction and its states, derived from their described fields.
 #define BOOST_TEST_MODULE distributed_protocol
 #include <boost/test/unit_test.hpp>
 
 #include <recorder/distributed/options.hpp>
 #include <recorder/distributed/protocol.hpp>
+#include <recorder/distributed/state_codec.hpp>
+#include <recorder/policies/reduction.hpp>
 
 #include <string>
 #include <vector>
@@ -82,4 +85,33 @@ BOOST_AUTO_TEST_CASE(a_merge_error_names_the_rank) {
   BOOST_TEST(e.rank() == 1);
   BOOST_TEST(e.world() == 4);
   BOOST_TEST(std::string(e.what()) == "boom");
+}
+
+BOOST_AUTO_TEST_CASE(a_reduction_is_described_by_its_name_and_parameters) {
+  namespace reduce = recorder::reduce;
+  BOOST_TEST(describe_reduction(reduce::Sum{}) == "sum");
+  BOOST_TEST(describe_reduction(reduce::Mean{}) == "mean");
+  BOOST_TEST(describe_reduction(reduce::Last{}) == "last");
+  BOOST_TEST(describe_reduction(reduce::MinMax{}) == "min_max");
+  BOOST_TEST(describe_reduction(reduce::Moments{}) == "moments(correction=1)");
+  BOOST_TEST(describe_reduction(reduce::KeepAll{.max_bytes = 4096}) == "keep_all(max_bytes=4096)");
+  BOOST_TEST(describe_reduction(reduce::Quantile{.q = 0.9}) == "quantile(q=0.9)");
+  BOOST_TEST(describe_reduction(reduce::Histogram{64, -4.0, 4.5}) ==
+             "histogram(bins=64, lo=-4, hi=4.5)");
+}
+
+BOOST_AUTO_TEST_CASE(states_of_numbers_always_merge_but_histograms_name_their_bins) {
+  namespace reduce = recorder::reduce;
+  const reduce::Histogram h{8, 0.0, 1.0};
+  BOOST_TEST(describe_state<reduce::Histogram>(h.init(0.5)) == "[8]");
+  BOOST_TEST(describe_state<reduce::Moments>(reduce::Moments{}.init(2.0)).empty());
+  BOOST_TEST(describe_state<reduce::KeepAll>(reduce::KeepAll{}.init(2.0)).empty());
+  BOOST_TEST(describe_state<reduce::Quantile>(reduce::Quantile{}.init(2.0)).empty());
+  // Every shipped mergeable state has a codec, from its described fields.
+  static_assert(recorder::has_state_codec<reduce::state_t<reduce::Sum, float>> &&
+                recorder::has_state_codec<reduce::state_t<reduce::Moments, double>> &&
+                recorder::has_state_codec<reduce::state_t<reduce::MinMax, int>> &&
+                recorder::has_state_codec<reduce::state_t<reduce::Histogram, double>> &&
+                recorder::has_state_codec<reduce::state_t<reduce::KeepAll, double>> &&
+                recorder::has_state_codec<reduce::state_t<reduce::Quantile, double>>);
 }

@@ -18,7 +18,7 @@
 namespace recorder::testing {
 
 /// A result as named lists of numbers: `{"value", ...}` for a plain value or a vector of them,
-/// one entry per field for a result with `for_each_field`.
+/// one entry per field for a result that describes its fields (`reduce::described`).
 using FlatResult = std::vector<std::pair<std::string, std::vector<double>>>;
 
 /// The result reduction `R` should give for `xs`, computed directly (not through `init` and
@@ -40,8 +40,8 @@ void append(std::vector<double>& out, const V& v) {
 template <class Result>
 FlatResult flatten(const Result& r) {
   FlatResult out;
-  if constexpr (requires { r.for_each_field([](std::string_view, const auto&) {}); }) {
-    r.for_each_field([&](std::string_view name, const auto& field) {
+  if constexpr (reduce::described<Result>) {
+    reduce::for_each_field(r, [&](std::string_view name, const auto& field) {
       out.emplace_back(std::string(name), std::vector<double>{});
       append(out.back().second, field);
     });

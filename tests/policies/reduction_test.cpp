@@ -155,7 +155,8 @@ bool near(double a, double b, double rel) {
 
 std::vector<std::string> field_names(const auto& result) {
   std::vector<std::string> names;
-  result.for_each_field([&](std::string_view name, const auto&) { names.emplace_back(name); });
+  reduce::for_each_field(result,
+                         [&](std::string_view name, const auto&) { names.emplace_back(name); });
   return names;
 }
 
@@ -495,14 +496,13 @@ BOOST_AUTO_TEST_CASE(results_name_their_fields_in_order) {
   // The visitor sees each field with its own type.
   std::uint64_t count = 0;
   double variance = -1;
-  reduce::Moments{}
-      .result(reduce::Moments{}.init(2.0))
-      .for_each_field([&](std::string_view name, const auto& v) {
-        if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::uint64_t>)
-          count = v;
-        else if (name == "variance")
-          variance = v;
-      });
+  reduce::for_each_field(reduce::Moments{}.result(reduce::Moments{}.init(2.0)),
+                         [&](std::string_view name, const auto& v) {
+                           if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::uint64_t>)
+                             count = v;
+                           else if (name == "variance")
+                             variance = v;
+                         });
   BOOST_TEST(count == 1u);
   BOOST_TEST(std::isnan(variance));
 }

@@ -63,8 +63,8 @@ std::string describe_value(I v) {
 template <class Result>
 void describe_result(std::vector<std::pair<std::string, std::string>>& out,
                      const std::string& prefix, const Result& r) {
-  if constexpr (requires { r.for_each_field([](std::string_view, const auto&) {}); }) {
-    r.for_each_field([&](std::string_view field, const auto& value) {
+  if constexpr (reduce::described<Result>) {
+    reduce::for_each_field(r, [&](std::string_view field, const auto& value) {
       out.emplace_back(prefix + std::string(field), describe_value(value));
     });
   } else {
@@ -113,7 +113,7 @@ std::string describe_duration(const Result& r) {
            milliseconds(hi) + ")";
   } else {
     std::string s;
-    r.for_each_field([&](std::string_view field, const auto& value) {
+    reduce::for_each_field(r, [&](std::string_view field, const auto& value) {
       if (!s.empty()) s += ", ";
       s += std::string(field) + " ";
       if constexpr (std::is_integral_v<std::remove_cvref_t<decltype(value)>>)

@@ -60,13 +60,10 @@ c10::IValue to_ivalue(I v) {
   return static_cast<std::int64_t>(v);
 }
 /// A result struct (`MomentsResult`, ...): a dict of its fields.
-template <class Result>
-requires requires(const Result& r) {
-  r.for_each_field([](std::string_view, const auto&) {});
-}
+template <reduce::described Result>
 c10::IValue to_ivalue(const Result& r) {
   c10::impl::GenericDict d(c10::StringType::get(), c10::AnyType::get());
-  r.for_each_field([&d](std::string_view name, const auto& value) {
+  reduce::for_each_field(r, [&d](std::string_view name, const auto& value) {
     d.insert(std::string(name), to_ivalue(value));
   });
   return d;

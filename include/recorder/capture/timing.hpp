@@ -19,7 +19,6 @@
 #include <chrono>
 #include <cstdint>
 #include <algorithm>
-#include <cstdio>
 #include <limits>
 #include <map>
 #include <memory>
@@ -422,7 +421,7 @@ struct TimingOptions {
 namespace record {
 
 /// Times every module call (the root's included) and every recorded op of every forward
-/// traced with it: `Tracer<record::Graph, record::Timing<reduce::Mean>> t({}, {}, timing);`.
+/// traced with it: `Tracer<record::Timing<reduce::Mean>> t({}, timing);`.
 ///
 /// Each forward is kept as a `TimedRun` (`runs()`): its module-call spans in call order,
 /// parents before children, each with its start, duration, parent span and input sizes; its
@@ -485,64 +484,32 @@ class Timing {
 
 namespace detail {
 
-/// One number for a duration reduced over runs, and what it is: the value itself (`Mean`,
-/// `Last`, `Sum`), the mean of the kept durations (`KeepAll`), the mean (`Moments`), the
-/// minimum (`MinMax`: the best run) or the quantile (`Quantile`).
-template <class Result>
-double time_value(const Result& r) {
-  if constexpr (std::is_arithmetic_v<Result>) {
-    return static_cast<double>(r);
-  } else if constexpr (requires { r.mean; }) {
-    return static_cast<double>(r.mean);
-  } else if constexpr (requires { r.min; }) {
-    return static_cast<double>(r.min);
-  } else if constexpr (requires { r.value; }) {
-    return static_cast<double>(r.value);
-  } else if constexpr (requires {
-                         r.size();
-                         r.begin();
-                       }) {
-    double sum = 0;
-    for (const auto& v : r) sum += static_cast<double>(v);
-    return r.size() == 0 ? 0.0 : sum / static_cast<double>(r.size());
-  } else {
-    static_assert(sizeof(Result) == 0,
-                  "recorder: this reduction gives no single time per call (use Mean, KeepAll, "
-                  "Moments, MinMax, Quantile, Last or Sum in record::Timing for time columns)");
-    return 0;
-  }
-}
-
-/// What `time_value` took from reduction `R`, for the summary's line.
+/// What the summary's line says of the one number per call: the reduction's statistic over
+/// `runs` runs ("mean of 5 runs", "p90 of 20 runs").
 template <class R>
 std::string time_statistic(const R& r, std::uint64_t runs) {
-  const std::string of = " of " + std::to_string(runs) + (runs == 1 ? " run" : " runs");
-  if constexpr (std::is_same_v<R, reduce::MinMax>) return "min" + of;
-  if constexpr (std::is_same_v<R, reduce::Quantile>) {
-    if (r.q == 0.5) return "median" + of;
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%g", r.q * 100);
-    return std::string("p") + buf + of;
-  }
-  if constexpr (std::is_same_v<R, reduce::Last>) return "last" + of;
-  if constexpr (std::is_same_v<R, reduce::Sum>) return "sum" + of;
-  return "mean" + of;
+  return r.statistic_name() + " of " + std::to_string(runs) + (runs == 1 ? " run" : " runs");
 }
 
 }  // namespace detail
 
 /// One time per timed module call, for the summary's time columns and the time-coloured
-/// drawing: the reduction's result as one number (`detail::time_value`: the mean for `Mean`,
-/// `Moments` and `KeepAll`, the minimum for `MinMax`, the quantile for `Quantile`).
+/// drawing: the reduction's result as one number, its statistic (`reduce::has_statistic`: the
+/// mean for `Mean`, `Moments` and `KeepAll`, the minimum for `MinMax`, the quantile for
+/// `Quantile`).
 ///
 /// `auto times = call_times(timing); summary(trace, {.columns = {..., SummaryColumn::time},
 /// .times = &times});`
 template <class R>
 CallTimes call_times(const record::Timing<R>& timing) {
+  static_assert(reduce::has_statistic<R, double>,
+                "recorder: this reduction gives no single time per call (reduce::has_statistic: "
+                "give it `statistic(result)` and `statistic_name()`, or use Mean, KeepAll, "
+                "Moments, MinMax, Quantile, Last or Sum in record::Timing for time columns)");
   CallTimes t;
   std::uint64_t runs = 0;
   for (const std::string& key : timing.keys()) {
-    t.ns.emplace(key, detail::time_value(timing.result(key)));
+    t.ns.emplace(key, timing.reduction().statistic(timing.result(key)));
     runs = std::max(runs, timing.samples(key));
   }
   t.statistic = detail::time_statistic(timing.reduction(), runs);

@@ -10,6 +10,7 @@
 #include <recorder/distributed/options.hpp>
 #include <recorder/distributed/protocol.hpp>
 #include <recorder/distributed/state_codec.hpp>
+#include <recorder/distributed/tensor_codec.hpp>
 #include <recorder/graph/codec.hpp>
 #include <recorder/graph/trace.hpp>
 #include <recorder/policies/reduction.hpp>
@@ -161,7 +162,9 @@ consteval bool check_mergeable_across() {
                   "const`");
     static_assert(has_state_codec<reduce::state_t<R, T>>,
                   "recorder: merge_across: the reduction's state has no byte encoding: "
-                  "specialize recorder::state_codec<State> (distributed/state_codec.hpp)");
+                  "describe its fields (static constexpr auto fields(), "
+                  "policies/reduction/fields.hpp) or specialize recorder::state_codec<State> "
+                  "(distributed/state_codec.hpp)");
   }
   return true;
 }

@@ -9,6 +9,7 @@
 /// | `reduce::Mean`                    | one value                                    | `T` (sum / count)                          | yes: adds sums, counts | a plain average over a few passes                |
 /// | `reduce::Moments{correction}`     | two values, in double                        | `MomentsResult<W>{mean, variance, count}`  | yes: Chan et al.       | mean and variance over many passes, or processes |
 /// | `reduce::MinMax`                  | two values                                   | `MinMaxResult<T>{min, max}`                | yes                    | ranges, e.g. quantization calibration            |
+/// | `reduce::AbsMax`                  | two values                                   | `T`: max(-min, max)                        | yes                    | symmetric quantization scales (amax)             |
 /// | `reduce::Histogram{bins, lo, hi}` | `bins` 64-bit counts                         | `HistogramResult<H>{counts, lo, hi, bins}` | yes: adds counts       | distributions: dead or saturated units           |
 /// | `reduce::Quantile{q}`             | a copy per pass (numbers only)               | `QuantileResult<T>{q, value}`              | yes: concatenates      | robust timings: the median, the 90th percentile  |
 /// | `reduce::custom(f)`               | one value (what `f` returns)                 | `T`                                        | no                     | anything else: torchfunc's `(acc, x) -> acc`     |
@@ -17,7 +18,9 @@
 /// type `T` through `reduce::value_ops<T>`: arithmetic types here, `at::Tensor` with
 /// `<recorder/tensor/value_ops.hpp>`. `W` is `value_ops<T>::wide_type` (double),
 /// `H` its `histogram_type` (int64 counts). Each has `state<T>`, `init(x)`, `update(s, x)`,
-/// `result(s)`, `count(s)` and, all but `custom`, `merge(s, other)` (`concepts.hpp`). Results
+/// `result(s)`, `count(s)` and, all but `custom`, `merge(s, other)` (`concepts.hpp`); states,
+/// result structs and parameters describe their fields once (`fields.hpp`), which is all the
+/// wire codec, Python saving and hover facts need. Results
 /// are copies, independent of later passes, except `KeepAll`'s: a reference to the kept copies.
 ///
 /// ```cpp
@@ -27,8 +30,10 @@
 /// auto m = r.result(s);  // m.mean == 2, m.variance == 2, m.count == 2
 /// ```
 
+#include <recorder/policies/reduction/abs_max.hpp>
 #include <recorder/policies/reduction/concepts.hpp>
 #include <recorder/policies/reduction/custom.hpp>
+#include <recorder/policies/reduction/fields.hpp>
 #include <recorder/policies/reduction/histogram.hpp>
 #include <recorder/policies/reduction/keep_all.hpp>
 #include <recorder/policies/reduction/last.hpp>

@@ -20,7 +20,15 @@
 /// - `using values_part = elementwise_part;` (or `moment_part`, `histogram_part`, of
 ///   `value_ops.hpp`): the part of `value_ops<T>` the reduction uses. When `R::state<T>` is
 ///   missing, `check_reduction` then says which part `T` lacks and what to add; without it the
-///   message is a general one.
+///   message is a general one;
+/// - `static constexpr auto fields()` on the state, on a result struct and on the reduction
+///   itself when it has parameters (`fields.hpp`): with them, a mergeable reduction's states
+///   cross processes (`merge_across`), its results are saved for Python as dicts and shown on
+///   hover field by field, and the merge schema names its parameters — nothing else to write;
+/// - `static constexpr Share merged_states_share` (`fields.hpp`): what merged states share;
+/// - `r.statistic(result)` (a `double`) and `r.statistic_name()` (`"mean"`, `"p90"`): the one
+///   number a summary shows for values reduced by `R`, and what it is (`has_statistic`; the
+///   time columns of `record::Timing<R>`).
 ///
 /// **Laws** (checked for every shipped model by the laws kit in
 /// `tests/policies/reduction_laws.hpp`)
@@ -36,7 +44,8 @@
 ///   was.
 ///
 /// **Models shipped** — `reduce::KeepAll`, `reduce::Last`, `reduce::Sum`, `reduce::Mean`,
-/// `reduce::Moments`, `reduce::MinMax`, `reduce::Histogram` (all mergeable), and
+/// `reduce::Moments`, `reduce::MinMax`, `reduce::AbsMax`, `reduce::Histogram`,
+/// `reduce::Quantile` (all mergeable), and
 /// `reduce::Custom<F>` (made by `reduce::custom(f)`; not mergeable). See `reduction.hpp`.
 ///
 /// **Example**
@@ -59,6 +68,7 @@
 
 #include <concepts>
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <type_traits>
 #include <utility>
@@ -121,6 +131,13 @@ concept mergeable_reduction = reduction<R, T> && has_merge<R, T>;
 template <class R, class T>
 requires reduction<R, T>
 using result_t = decltype(std::declval<const R&>().result(std::declval<const state_t<R, T>&>()));
+
+/// The optional summary hook: `r.statistic(result)` and `r.statistic_name()` (see above).
+template <class R, class T>
+concept has_statistic = reduction<R, T> && requires(const R& r, const result_t<R, T>& x) {
+  { r.statistic(x) } -> std::convertible_to<double>;
+  { r.statistic_name() } -> std::convertible_to<std::string>;
+};
 
 /// `true`, with a `static_assert` naming the first missing part of `reduction<R, T>` otherwise:
 /// `static_assert(recorder::reduce::check_reduction<MyReduction, double>());`

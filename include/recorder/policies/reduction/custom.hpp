@@ -4,6 +4,7 @@
 #include <recorder/policies/reduction/value_ops.hpp>
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <type_traits>
 #include <utility>
@@ -42,6 +43,9 @@ struct Custom : CountedFold {
   T result(const CountedState<T>& s) const {
     return value_ops<T>::copy(s.value);
   }
+
+  /// A folded number is its own summary statistic (`CountedFold::statistic`), named "custom".
+  std::string statistic_name() const { return "custom"; }
 
  private:
   template <class T>

@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 
 namespace recorder::reduce {
@@ -22,13 +23,9 @@ struct HistogramResult {
   double hi = 0;
   std::size_t bins = 0;
 
-  /// Calls `f("counts", counts)`, `f("lo", lo)`, `f("hi", hi)`, `f("bins", bins)`.
-  template <class F>
-  void for_each_field(F&& f) const {
-    f("counts", counts);
-    f("lo", lo);
-    f("hi", hi);
-    f("bins", bins);
+  static constexpr auto fields() {
+    return std::tuple{field("counts", &HistogramResult::counts), field("lo", &HistogramResult::lo),
+                      field("hi", &HistogramResult::hi), field("bins", &HistogramResult::bins)};
   }
 };
 
@@ -37,6 +34,11 @@ template <class T>
 struct HistogramState {
   histogram_t<T> counts;
   std::uint64_t count = 0;
+
+  static constexpr auto fields() {
+    return std::tuple{field("counts", &HistogramState::counts),
+                      field("count", &HistogramState::count)};
+  }
 };
 
 /// Counts every element of every value into `bins` equal-width bins over `[lo, hi]`, exactly
@@ -74,6 +76,11 @@ class Histogram {
   std::size_t bins() const noexcept { return bins_; }
   double lo() const noexcept { return lo_; }
   double hi() const noexcept { return hi_; }
+
+  static constexpr auto fields() {
+    return std::tuple{field("bins", &Histogram::bins_), field("lo", &Histogram::lo_),
+                      field("hi", &Histogram::hi_)};
+  }
 
   using values_part = histogram_part;  ///< what it needs of `value_ops<T>`
 

@@ -9,6 +9,8 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <tuple>
+#include <type_traits>
 #include <vector>
 
 namespace recorder::reduce {
@@ -43,6 +45,10 @@ template <class T>
 struct KeepAllState {
   std::vector<T> values;
   std::size_t bytes = 0;  ///< sum of `value_ops<T>::bytes` over `values`
+
+  static constexpr auto fields() {
+    return std::tuple{field("values", &KeepAllState::values), field("bytes", &KeepAllState::bytes)};
+  }
 };
 
 /// Keeps an independent copy of every value (torchfunc's and scio's default): the result is the
@@ -57,6 +63,8 @@ struct KeepAll {
   static constexpr bool constant_memory = false;
 
   std::size_t max_bytes = 0;  ///< 0: no cap
+
+  static constexpr auto fields() { return std::tuple{field("max_bytes", &KeepAll::max_bytes)}; }
 
   using values_part = elementwise_part;  ///< what it needs of `value_ops<T>`
 
@@ -103,6 +111,16 @@ struct KeepAll {
     for (const T& v : other.values) values.push_back(value_ops<T>::copy(v));
     s.values = std::move(values);
     s.bytes += other.bytes;
+  }
+
+  /// The summary statistic (a timing's one number): the mean of the kept numbers.
+  std::string statistic_name() const { return "mean"; }
+  template <class T>
+  requires std::is_arithmetic_v<T>
+  double statistic(const std::vector<T>& kept) const {
+    double sum = 0;
+    for (const T& v : kept) sum += static_cast<double>(v);
+    return kept.empty() ? 0.0 : sum / static_cast<double>(kept.size());
   }
 
  private:

@@ -4,6 +4,7 @@
 #include <recorder/policies/reduction/value_ops.hpp>
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace recorder::reduce {
@@ -32,6 +33,11 @@ struct Last : CountedFold {
     if (other.count != 0) value_ops<T>::assign(s.value, other.value);
     s.count += other.count;
   }
+
+  /// Merged states share a dtype only: the later value wins, whatever its shape.
+  static constexpr Share merged_states_share = Share::dtype;
+
+  std::string statistic_name() const { return "last"; }
 };
 
 }  // namespace recorder::reduce

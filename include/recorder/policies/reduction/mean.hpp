@@ -4,6 +4,7 @@
 #include <recorder/policies/reduction/sum.hpp>
 #include <recorder/policies/reduction/value_ops.hpp>
 
+#include <string>
 #include <string_view>
 
 namespace recorder::reduce {
@@ -20,6 +21,8 @@ struct Mean : Sum {
   T result(const CountedState<T>& s) const {
     return value_ops<T>::divide(s.value, static_cast<double>(s.count));
   }
+
+  std::string statistic_name() const { return "mean"; }
 };
 
 }  // namespace recorder::reduce

@@ -4,7 +4,9 @@
 #include <recorder/policies/reduction/value_ops.hpp>
 
 #include <cstdint>
+#include <string>
 #include <string_view>
+#include <tuple>
 
 namespace recorder::reduce {
 
@@ -14,11 +16,8 @@ struct MinMaxResult {
   T min;
   T max;
 
-  /// Calls `f("min", min)`, `f("max", max)`.
-  template <class F>
-  void for_each_field(F&& f) const {
-    f("min", min);
-    f("max", max);
+  static constexpr auto fields() {
+    return std::tuple{field("min", &MinMaxResult::min), field("max", &MinMaxResult::max)};
   }
 };
 
@@ -28,6 +27,11 @@ struct MinMaxState {
   T min;
   T max;
   std::uint64_t count = 0;
+
+  static constexpr auto fields() {
+    return std::tuple{field("min", &MinMaxState::min), field("max", &MinMaxState::max),
+                      field("count", &MinMaxState::count)};
+  }
 };
 
 /// The elementwise minimum and maximum over every value (activation ranges, e.g. to calibrate
@@ -76,6 +80,13 @@ struct MinMax {
     value_ops<T>::min_into(s.min, other.min);
     value_ops<T>::max_into(s.max, other.max);
     s.count += other.count;
+  }
+
+  /// The summary statistic (a timing's one number): the minimum, the best run.
+  std::string statistic_name() const { return "min"; }
+  template <class T>
+  double statistic(const MinMaxResult<T>& r) const {
+    return static_cast<double>(r.min);
   }
 };
 

@@ -4,7 +4,9 @@
 #include <recorder/policies/reduction/value_ops.hpp>
 
 #include <cstdint>
+#include <string>
 #include <string_view>
+#include <tuple>
 
 namespace recorder::reduce {
 
@@ -15,12 +17,10 @@ struct MomentsResult {
   W variance;  ///< with the reduction's `correction`; NaN while `count <= correction`
   std::uint64_t count = 0;
 
-  /// Calls `f("mean", mean)`, `f("variance", variance)`, `f("count", count)`.
-  template <class F>
-  void for_each_field(F&& f) const {
-    f("mean", mean);
-    f("variance", variance);
-    f("count", count);
+  static constexpr auto fields() {
+    return std::tuple{field("mean", &MomentsResult::mean),
+                      field("variance", &MomentsResult::variance),
+                      field("count", &MomentsResult::count)};
   }
 };
 
@@ -30,6 +30,11 @@ struct MomentsState {
   wide_t<T> mean;
   wide_t<T> m2;  ///< sum of squared deviations from the mean
   std::uint64_t count = 0;
+
+  static constexpr auto fields() {
+    return std::tuple{field("mean", &MomentsState::mean), field("m2", &MomentsState::m2),
+                      field("count", &MomentsState::count)};
+  }
 };
 
 /// Running elementwise mean and variance by Welford's update, accumulated in `wide_type`
@@ -46,6 +51,8 @@ struct Moments {
 
   std::int64_t correction =
       1;  ///< as `torch.var`: 1 is Bessel's correction, 0 the population variance
+
+  static constexpr auto fields() { return std::tuple{field("correction", &Moments::correction)}; }
 
   using values_part = moment_part;  ///< what it needs of `value_ops<T>`
 
@@ -81,6 +88,13 @@ struct Moments {
   void merge(MomentsState<T>& s, const MomentsState<T>& other) const {
     value_ops<T>::welford_merge(s.mean, s.m2, s.count, other.mean, other.m2, other.count);
     s.count += other.count;
+  }
+
+  /// The summary statistic (a timing's one number): the mean.
+  std::string statistic_name() const { return "mean"; }
+  template <class W>
+  double statistic(const MomentsResult<W>& r) const {
+    return static_cast<double>(r.mean);
   }
 };
 

@@ -1,11 +1,16 @@
 #pragma once
 /// `reduce::Quantile`: the median, or any quantile, of every recorded number (no libtorch).
 
+#include <recorder/policies/reduction/fields.hpp>
+
 #include <algorithm>
+#include <cstdio>
 #include <concepts>
 #include <cstdint>
 #include <stdexcept>
+#include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 namespace recorder::reduce {
@@ -17,17 +22,15 @@ struct QuantileResult {
   double value;  ///< the `q`-quantile of the values, interpolated linearly between the two
                  ///< nearest ranks (`torch.quantile`'s and NumPy's default)
 
-  /// Calls `f("quantile", value)`.
-  template <class F>
-  void for_each_field(F&& f) const {
-    f("quantile", value);
-  }
+  static constexpr auto fields() { return std::tuple{field("quantile", &QuantileResult::value)}; }
 };
 
 /// The state of `Quantile`: every value so far.
 template <class T>
 struct QuantileState {
   std::vector<T> values;
+
+  static constexpr auto fields() { return std::tuple{field("values", &QuantileState::values)}; }
 };
 
 /// The `q`-quantile (default 0.5, the median) of every recorded number: robust timings
@@ -40,6 +43,8 @@ struct Quantile {
   static constexpr bool constant_memory = false;
 
   double q = 0.5;  ///< 0.5: median, 0.9: 90th percentile
+
+  static constexpr auto fields() { return std::tuple{field("q", &Quantile::q)}; }
 
   template <std::floating_point T>
   using state = QuantileState<T>;
@@ -79,6 +84,18 @@ struct Quantile {
   template <std::floating_point T>
   void merge(QuantileState<T>& s, const QuantileState<T>& other) const {
     s.values.insert(s.values.end(), other.values.begin(), other.values.end());
+  }
+
+  /// The summary statistic (a timing's one number): the quantile, named "median" or "p90".
+  std::string statistic_name() const {
+    if (q == 0.5) return "median";
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", q * 100);
+    return std::string("p") + buf;
+  }
+  template <class T>
+  double statistic(const QuantileResult<T>& r) const {
+    return r.value;
   }
 };
 

@@ -4,6 +4,7 @@
 #include <recorder/policies/reduction/value_ops.hpp>
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace recorder::reduce {
@@ -31,6 +32,8 @@ struct Sum : CountedFold {
     value_ops<T>::add(s.value, other.value);
     s.count += other.count;
   }
+
+  std::string statistic_name() const { return "sum"; }
 };
 
 }  // namespace recorder::reduce

@@ -1,6 +1,8 @@
 #pragma once
 /// `reduce::value_ops<T>`: the customization point through which reductions act on recorded values (no libtorch).
 
+#include <recorder/policies/reduction/fields.hpp>
+
 #include <cmath>
 #include <concepts>
 #include <cstddef>
@@ -9,6 +11,7 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -313,6 +316,10 @@ template <class T>
 struct CountedState {
   T value;
   std::uint64_t count = 0;
+
+  static constexpr auto fields() {
+    return std::tuple{field("value", &CountedState::value), field("count", &CountedState::count)};
+  }
 };
 
 /// What the reductions that fold every value into one `T` share (Sum, Last, custom; Mean
@@ -336,6 +343,12 @@ struct CountedFold {
   std::uint64_t count(const CountedState<T>& s) const {
     return s.count;
   }
+
+  /// The summary statistic of a folded number (a timing's one number): the result itself;
+  /// each reduction names it (`statistic_name`).
+  template <class T>
+  requires std::is_arithmetic_v<T>
+  double statistic(const T& r) const { return static_cast<double>(r); }
 };
 
 }  // namespace recorder::reduce
