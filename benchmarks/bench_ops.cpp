@@ -38,6 +38,7 @@
 #include <array>
 #include <cstdint>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -204,8 +205,10 @@ void BM_GraphAppend(benchmark::State& state) {
   const auto n = static_cast<std::size_t>(state.range(0));
   std::size_t nodes = 0;
   std::size_t edges = 0;
+  // Each graph is built in the memory the last one gave back, as a Tracer's are.
+  const auto storage = std::make_shared<recorder::GraphStorage>();
   for (auto _ : state) {
-    recorder::Graph g;
+    recorder::Graph g(storage);
     recorder::NodeId prev = g.add_tensor(recorder::NodeKind::input, {}, 0, kShape, "Float", "cpu");
     for (std::size_t i = 0; i < n; ++i) {
       const recorder::NodeId fn = g.add_function("relu", {}, 1);

@@ -6,6 +6,7 @@
 #include <recorder/graph/trace.hpp>
 
 #include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -233,13 +234,6 @@ BOOST_AUTO_TEST_CASE(trace_completeness) {
 
 namespace {
 
-/// Graphs destroyed at thread exit (namespace scope: GCC 12 runs no destructor for a
-/// block-scope thread_local first used from a lambda).
-struct Box {
-  std::vector<Graph> graphs;
-};
-thread_local Box box;
-
 /// A chain of `n` relu ops: input, then function + tensor per op.
 void chain(Graph& g, std::size_t n) {
   static constexpr std::int64_t shape[] = {1, 8};
@@ -254,20 +248,20 @@ void chain(Graph& g, std::size_t n) {
 
 }  // namespace
 
-BOOST_AUTO_TEST_CASE(a_destroyed_graph_leaves_its_storage_to_the_next_one_on_its_thread) {
-  Graph::release_thread_cache();
-  BOOST_TEST(Graph::thread_cache_bytes() == 0u);
+BOOST_AUTO_TEST_CASE(a_destroyed_graph_leaves_its_memory_to_the_next_one_its_storage_lends) {
+  const auto storage = std::make_shared<GraphStorage>();
+  BOOST_TEST(storage->bytes() == 0u);
   {
-    Graph g;
+    Graph g(storage);
     chain(g, 1000);
-    Graph copy = g;  // copies own their storage
+    Graph copy = g;  // copies own their memory
     BOOST_TEST(copy.size() == 2001u);
   }
-  const std::size_t cached = Graph::thread_cache_bytes();
+  const std::size_t cached = storage->bytes();
   BOOST_TEST(cached >= 2001 * sizeof(Graph::Node) + 2000 * sizeof(Edge));
   {
-    Graph g;  // takes the cache: empty, and appending into it gives the same graph as ever
-    BOOST_TEST(Graph::thread_cache_bytes() == 0u);
+    Graph g(storage);  // takes the storage: empty, and appending into it gives the same graph
+    BOOST_TEST(storage->bytes() == 0u);
     BOOST_TEST(g.size() == 0u);
     BOOST_TEST(g.edge_count() == 0u);
     chain(g, 3);
@@ -276,40 +270,49 @@ BOOST_AUTO_TEST_CASE(a_destroyed_graph_leaves_its_storage_to_the_next_one_on_its
     BOOST_TEST(g.function(NodeId{1}).op == "relu");
     BOOST_TEST(g.tensor(NodeId{2}).producer == NodeId{1});
     BOOST_TEST(to_string(g.shape(NodeId{6})) == "[1, 8]");
-    Graph other;  // a second graph alive at once starts without the cache
+    Graph other(storage);  // a second graph alive at once starts without it
     BOOST_TEST(other.nodes().capacity() == 0u);
+    Graph plain;  // and a graph lent nothing owns its memory
+    BOOST_TEST(plain.nodes().capacity() == 0u);
   }
   // The larger storage stays; a smaller graph destroyed later does not replace it.
-  BOOST_TEST(Graph::thread_cache_bytes() == cached);
-  Graph::release_thread_cache();
-  BOOST_TEST(Graph::thread_cache_bytes() == 0u);
+  BOOST_TEST(storage->bytes() == cached);
+  storage->release();
+  BOOST_TEST(storage->bytes() == 0u);
 }
 
-BOOST_AUTO_TEST_CASE(graphs_outliving_their_threads_cache_free_their_own_storage) {
-  // A graph destroyed while its thread exits, after the thread's cache is gone, frees its
-  // storage itself (ASan and UBSan watch this in the sanitizer stage): `box` is constructed
-  // before the cache, so it is destroyed after it.
-  std::size_t cached_in_thread = 0;
-  std::thread t([&] {
-    box.graphs.reserve(2);  // constructs `box` first
+BOOST_AUTO_TEST_CASE(graphs_outliving_their_storage_free_their_own_memory) {
+  // A graph destroyed after the storage that lent it frees its memory itself (ASan and UBSan
+  // watch this in the sanitizer stage), on any thread.
+  std::vector<Graph> graphs;
+  graphs.reserve(2);
+  std::size_t cached = 0;
+  {
+    auto storage = std::make_shared<GraphStorage>();
     {
-      Graph g;  // constructs the cache
+      Graph g(storage);
       chain(g, 100);
     }
-    cached_in_thread = Graph::thread_cache_bytes();
-    box.graphs.emplace_back();  // takes the cache
-    chain(box.graphs.back(), 10);
-    box.graphs.emplace_back();
-    chain(box.graphs.back(), 1000);
-  });
-  t.join();
-  BOOST_TEST(cached_in_thread > 0u);
+    cached = storage->bytes();
+    graphs.emplace_back(storage);  // takes the storage
+    chain(graphs.back(), 10);
+    std::thread([&] {
+      Graph g(storage);  // lent nothing (the first holds it), given back on this thread
+      chain(g, 1000);
+    }).join();
+    BOOST_TEST(storage->bytes() > cached);  // the larger tables stay
+    graphs.emplace_back(storage);
+    chain(graphs.back(), 1000);
+  }
+  BOOST_TEST(cached > 0u);
+  BOOST_TEST(graphs.at(1).size() == 2001u);
+  graphs.clear();  // after the storage: each frees its own
 }
 
 BOOST_AUTO_TEST_CASE(memory_bytes_counts_capacities_and_what_module_records_own) {
-  // On a new thread, whose storage cache lends the graph nothing.
+  // A graph lent nothing.
   std::size_t empty = 0, reserved = 0, with_modules = 0, with_one = 0, expected_one = 0;
-  std::thread([&] {
+  {
     Graph g;
     empty = g.memory_bytes();
     g.reserve(Graph::Capacity{.nodes = 1000, .edges = 500});
@@ -327,7 +330,7 @@ BOOST_AUTO_TEST_CASE(memory_bytes_counts_capacities_and_what_module_records_own)
                    m.attributes.capacity() * sizeof(std::pair<std::string, std::string>);
     g.add_module(std::move(m));  // moved: the same capacities
     with_one = g.memory_bytes();
-  }).join();
+  }
   BOOST_TEST(reserved - empty == 1000 * sizeof(Graph::Node) + 500 * sizeof(Edge));
   BOOST_TEST(with_modules - reserved == 4 * sizeof(ModuleInfo));
   BOOST_TEST(with_one - with_modules == expected_one);
@@ -335,79 +338,77 @@ BOOST_AUTO_TEST_CASE(memory_bytes_counts_capacities_and_what_module_records_own)
 }
 
 BOOST_AUTO_TEST_CASE(a_destroyed_graphs_module_records_take_the_next_graphs_copies) {
-  // On a new thread, whose cache starts empty.
-  std::thread([] {
-    ModuleInfo conv = module_info("a_rather_long_module_path.conv1", "Conv2d", true);
-    ParamInfo w;
-    w.name = "weight";
-    w.shape = {64, 3, 7, 7};
-    w.numel = 64 * 3 * 7 * 7;
-    conv.params.push_back(w);
-    conv.attributes.emplace_back("kernel_size", "[7, 7]");
-    conv.param_count = w.numel;
-    const ModuleInfo root = module_info("", "Net", false);
+  const auto storage = std::make_shared<GraphStorage>();
+  ModuleInfo conv = module_info("a_rather_long_module_path.conv1", "Conv2d", true);
+  ParamInfo w;
+  w.name = "weight";
+  w.shape = {64, 3, 7, 7};
+  w.numel = 64 * 3 * 7 * 7;
+  conv.params.push_back(w);
+  conv.attributes.emplace_back("kernel_size", "[7, 7]");
+  conv.param_count = w.numel;
+  const ModuleInfo root = module_info("", "Net", false);
 
-    const char* old_path = nullptr;
-    const std::int64_t* old_shape = nullptr;
-    std::size_t records_bytes = 0;
-    {
-      Graph g;
-      g.add_module(ModuleInfo(root));
-      g.add_module(ModuleInfo(conv));
-      old_path = g.module(ModuleId{1}).path.data();
-      old_shape = g.module(ModuleId{1}).params[0].shape.data();
-      records_bytes = g.memory_bytes();  // only module records: no node, nothing reserved
+  const char* old_path = nullptr;
+  const std::int64_t* old_shape = nullptr;
+  std::size_t records_bytes = 0;
+  {
+    Graph g(storage);
+    g.add_module(ModuleInfo(root));
+    g.add_module(ModuleInfo(conv));
+    old_path = g.module(ModuleId{1}).path.data();
+    old_shape = g.module(ModuleId{1}).params[0].shape.data();
+    records_bytes = g.memory_bytes();  // only module records: no node, nothing reserved
+  }
+  const std::size_t cached = storage->bytes();
+  BOOST_TEST(cached == records_bytes);  // the records, whole
+  BOOST_TEST(cached >= 2 * sizeof(ModuleInfo) + conv.path.size() + 4 * sizeof(std::int64_t));
+  std::size_t three_records_bytes = 0;
+  {
+    Graph g(storage);
+    BOOST_TEST(g.add_module(root).value == 0u);  // copies, into the lent records
+    BOOST_TEST(g.add_module(conv).value == 1u);
+    BOOST_TEST(g.add_module(conv).value == 2u);  // none left: a new record
+    const ModuleInfo& m = g.module(ModuleId{1});
+    BOOST_TEST(m.path.data() == old_path);  // the lent record's own buffers, reused
+    BOOST_TEST(m.params.at(0).shape.data() == old_shape);
+    for (const ModuleId id : {ModuleId{1}, ModuleId{2}}) {
+      const ModuleInfo& c = g.module(id);
+      BOOST_TEST(c.path == conv.path);
+      BOOST_TEST(c.name == "conv1");
+      BOOST_TEST(c.class_name == "Conv2d");
+      BOOST_TEST(c.params.size() == 1u);
+      BOOST_TEST(c.params.at(0).name == "weight");
+      BOOST_TEST(c.params.at(0).shape == w.shape);
+      BOOST_TEST(c.params.at(0).numel == w.numel);
+      BOOST_TEST(c.param_count == w.numel);
+      BOOST_TEST(c.attributes == conv.attributes);
+      BOOST_TEST(c.calls == 0u);
     }
-    const std::size_t cached = Graph::thread_cache_bytes();
-    BOOST_TEST(cached == records_bytes);  // the records, whole
-    BOOST_TEST(cached >= 2 * sizeof(ModuleInfo) + conv.path.size() + 4 * sizeof(std::int64_t));
-    std::size_t three_records_bytes = 0;
-    {
-      Graph g;
-      BOOST_TEST(g.add_module(root).value == 0u);  // copies, into the cached records
-      BOOST_TEST(g.add_module(conv).value == 1u);
-      BOOST_TEST(g.add_module(conv).value == 2u);  // none left: a new record
-      const ModuleInfo& m = g.module(ModuleId{1});
-      BOOST_TEST(m.path.data() == old_path);  // the cached record's own buffers, reused
-      BOOST_TEST(m.params.at(0).shape.data() == old_shape);
-      for (const ModuleId id : {ModuleId{1}, ModuleId{2}}) {
-        const ModuleInfo& c = g.module(id);
-        BOOST_TEST(c.path == conv.path);
-        BOOST_TEST(c.name == "conv1");
-        BOOST_TEST(c.class_name == "Conv2d");
-        BOOST_TEST(c.params.size() == 1u);
-        BOOST_TEST(c.params.at(0).name == "weight");
-        BOOST_TEST(c.params.at(0).shape == w.shape);
-        BOOST_TEST(c.params.at(0).numel == w.numel);
-        BOOST_TEST(c.param_count == w.numel);
-        BOOST_TEST(c.attributes == conv.attributes);
-        BOOST_TEST(c.calls == 0u);
-      }
-      BOOST_TEST(g.module(ModuleId{0}).class_name == "Net");
-      BOOST_TEST(g.module(ModuleId{0}).params.empty());
-      // The records taken no longer count as cached; their emptied places do.
-      BOOST_TEST(Graph::thread_cache_bytes() < cached - conv.path.size());
-      BOOST_TEST(Graph::thread_cache_bytes() == 2 * sizeof(ModuleInfo));
-      three_records_bytes = g.memory_bytes();
-    }
-    // Three records outnumber the none left: they replace them (whose vector is kept, as room
-    // for the next graph's records).
-    const std::size_t after_three = Graph::thread_cache_bytes();
-    BOOST_TEST(after_three == three_records_bytes + 2 * sizeof(ModuleInfo));
-    BOOST_TEST(after_three >= cached);
-    // A smaller graph destroyed later leaves its records only if they outnumber those left.
-    { Graph g; }
-    BOOST_TEST(Graph::thread_cache_bytes() == after_three);
-    Graph::release_thread_cache();
-    BOOST_TEST(Graph::thread_cache_bytes() == 0u);
-  }).join();
+    BOOST_TEST(g.module(ModuleId{0}).class_name == "Net");
+    BOOST_TEST(g.module(ModuleId{0}).params.empty());
+    // The records lent are the graph's until it is destroyed: the storage keeps nothing.
+    BOOST_TEST(storage->bytes() == 0u);
+    three_records_bytes = g.memory_bytes();
+  }
+  // Three records outnumber the none left: they replace them (whose vector is kept, as room
+  // for the next graph's records).
+  const std::size_t after_three = storage->bytes();
+  BOOST_TEST(after_three == three_records_bytes + 2 * sizeof(ModuleInfo));
+  BOOST_TEST(after_three >= cached);
+  // A smaller graph destroyed later leaves its records only if they outnumber those left.
+  { Graph g(storage); }
+  BOOST_TEST(storage->bytes() == after_three);
+  storage->release();
+  BOOST_TEST(storage->bytes() == 0u);
 }
 
-BOOST_AUTO_TEST_CASE(release_growth_frees_the_room_a_graph_grew_but_keeps_cached_storage) {
-  std::thread([] {  // a new thread: its cache starts empty
+BOOST_AUTO_TEST_CASE(release_growth_frees_the_room_a_graph_grew_but_keeps_lent_memory) {
+  const auto storage = std::make_shared<GraphStorage>();
+  {
     std::size_t cached_nodes = 0;
     {
-      Graph g;  // grows its own storage
+      Graph g(storage);  // grows its own tables: the storage has none yet
       chain(g, 1000);
       BOOST_TEST(g.nodes().capacity() > g.size());  // doubling left room
       const std::size_t before = g.memory_bytes();
@@ -423,11 +424,10 @@ BOOST_AUTO_TEST_CASE(release_growth_frees_the_room_a_graph_grew_but_keeps_cached
       BOOST_TEST(g.function(NodeId{1999}).op == "relu");
       cached_nodes = g.nodes().capacity();
     }
-    Graph h;  // takes the cache: releasing keeps it, for the next graph
+    Graph h(storage);  // takes the storage: releasing keeps it, for the next graph
     chain(h, 10);
     h.release_growth();
     BOOST_TEST(h.size() == 21u);
     BOOST_TEST(h.nodes().capacity() == cached_nodes);
-  })
-      .join();
+  }
 }

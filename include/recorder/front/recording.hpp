@@ -62,8 +62,12 @@ struct ModelFacts {
 class Recording {
  public:
   /// Claims `hooks` for this forward (`RecordingBusy` when another forward holds one: then
-  /// none stays claimed and nothing was begun) and tells them it begins.
-  explicit Recording(std::vector<CallHooks*> hooks) : scope_(session_) {
+  /// none stays claimed and nothing was begun) and tells them it begins. The graph is built in
+  /// the memory `storage` lends (the tracer's; see `GraphStorage`), when given.
+  explicit Recording(std::vector<CallHooks*> hooks,
+                     const std::shared_ptr<GraphStorage>& storage = nullptr)
+      : scope_(session_) {
+    if (storage) session_.graph = Graph(storage);
     try {
       for (CallHooks* h : hooks) {
         h->claim(h->describe());

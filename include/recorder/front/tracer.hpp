@@ -141,6 +141,13 @@ class Tracer {
   /// What the tracer kept of the modules its last trace registered (the next trace of the same
   /// module tree copies it): for tests and benchmarks.
   const detail::ModuleRecords& module_records() const noexcept { return module_records_; }
+  /// The memory the tracer lends each trace's graph (`GraphStorage`; null before the first
+  /// trace): what it keeps for the next trace is `graph_storage_bytes()`, and
+  /// `release_graph_storage()` frees it.
+  std::size_t graph_storage_bytes() const { return graph_storage_ ? graph_storage_->bytes() : 0; }
+  void release_graph_storage() {
+    if (graph_storage_) graph_storage_->release();
+  }
   const policy_type& policy() const noexcept { return policy_; }
   policy_type& policy() noexcept { return policy_; }
 
@@ -148,7 +155,7 @@ class Tracer {
   template <class H, class... In>
   requires(!std::same_as<std::remove_cvref_t<H>, torch::jit::Module>) auto run(
       H& model, const In&... inputs) {
-    detail::Recording rec(detail::call_hooks_of(policy_));
+    detail::Recording rec(detail::call_hooks_of(policy_), graph_storage());
     detail::Session& s = rec.session();
     detail::ModuleRecords::Lend lend(module_records_, s);
     torch::nn::Module& root_module = detail::module_of_holder(model);
@@ -233,7 +240,8 @@ class Tracer {
     } else {
       if (!script_cache_) script_cache_ = std::make_shared<typename FrontEnd::Cache>();
       return FrontEnd::trace(*script_cache_, model, std::move(inputs), options_,
-                             detail::call_hooks_of(policy_), record::observes_ops<policy_type>);
+                             detail::call_hooks_of(policy_), record::observes_ops<policy_type>,
+                             graph_storage());
     }
   }
 
@@ -288,6 +296,14 @@ class Tracer {
   std::shared_ptr<detail::script::ScriptCache> script_cache_;  ///< instrumented TorchScript copies
   /// The modules the last trace registered, copied by the next trace of the same tree.
   detail::ModuleRecords module_records_;
+  /// The memory each trace's graph is built in and gives back (made by the first trace; copies
+  /// of the tracer share it).
+  std::shared_ptr<GraphStorage> graph_storage_;
+
+  const std::shared_ptr<GraphStorage>& graph_storage() {
+    if (!graph_storage_) graph_storage_ = std::make_shared<GraphStorage>();
+    return graph_storage_;
+  }
 };
 
 }  // namespace recorder

@@ -10,6 +10,7 @@
 #include <deque>
 #include <initializer_list>
 #include <memory>
+#include <mutex>
 #include <ostream>
 #include <span>
 #include <stdexcept>
@@ -21,6 +22,8 @@
 #include <vector>
 
 namespace recorder {
+
+class GraphStorage;
 
 /// A tensor's sizes, viewed in the graph's shape pool (valid until the next `add_tensor`).
 /// Prints as torchinfo does: `[1, 64, 112, 112]`.
@@ -108,6 +111,11 @@ struct Edge {
 /// module tree is part of the graph. Copies share the interned-string pool, which is
 /// append-only, so string views stay valid in every copy. A graph is filled by one thread;
 /// copies may be read concurrently.
+///
+/// A graph is a value: its tables and the strings it interned. A front end that records the
+/// same model again builds each graph in memory a `GraphStorage` lends it (the `Tracer` owns
+/// one), and the graph gives that memory back when it is destroyed, so tracing again appends
+/// into memory already mapped; a graph made without one owns its memory plainly.
 class Graph {
  public:
   struct Node {
@@ -159,39 +167,19 @@ class Graph {
     std::uint32_t depth_index = 0;  ///< torchinfo's running index at `depth`
   };
 
-  /// An empty graph. It takes the storage the last large graph destroyed on this thread left
-  /// behind (see `~Graph`), so tracing the same model again appends into memory already
-  /// mapped instead of growing fresh vectors.
-  Graph() : strings_(std::make_shared<std::deque<std::string>>()) { adopt_cached_storage(); }
+  /// An empty graph, owning its memory.
+  Graph() : strings_(std::make_shared<std::deque<std::string>>()) {}
+  /// An empty graph built in the memory `storage` keeps (the tables and module records the last
+  /// large graph it lent to left, emptied, their capacity kept), given back to it when this
+  /// graph is destroyed, if `storage` is still alive then. A null `storage` lends nothing.
+  explicit Graph(const std::shared_ptr<GraphStorage>& storage) : Graph() { borrow(storage); }
+  /// Copies own their memory and give nothing back; a moved graph gives back what it holds.
   Graph(const Graph&) = default;
   Graph& operator=(const Graph&) = default;
   Graph(Graph&&) noexcept = default;
   Graph& operator=(Graph&&) noexcept = default;
-  /// Leaves this graph's node, edge, tensor, shape and function storage (emptied, capacity
-  /// kept) to the next graph built on this thread when it is larger than what is cached
-  /// already and at most `thread_cache_limit` bytes: a graph of 100,000 ops otherwise returns
-  /// ~20 MB to the operating system and the next one page-faults it all back in (measured:
-  /// 118 ns per op at 100k against 32 ns at 10k). Its module records are left too (at most
-  /// `thread_cache_limit` bytes of them), whole: `add_module(const ModuleInfo&)` copies into
-  /// them, reusing their strings and vectors, instead of allocating each record's parts again.
-  ~Graph() {
-    cache_storage();
-    cache_modules();
-  }
-
-  /// The most bytes of storage a thread keeps for its next graph (and as much again of module
-  /// records).
-  static constexpr std::size_t thread_cache_limit = std::size_t{64} << 20;
-  /// Bytes of storage this thread keeps for its next graph, module records not yet reused
-  /// included.
-  static std::size_t thread_cache_bytes() noexcept {
-    const Storage* c = thread_cache();
-    return c ? c->bytes() + c->module_bytes() : 0;
-  }
-  /// Frees the storage this thread keeps for its next graph.
-  static void release_thread_cache() noexcept {
-    if (Storage* c = thread_cache()) *c = Storage{};
-  }
+  /// Gives the memory back to the storage that lent it (see `GraphStorage`).
+  ~Graph();
 
   /// How big a graph is, for `reserve`: a front end that records the same model again can make
   /// room for it up front.
@@ -221,10 +209,10 @@ class Graph {
  public:
   /// Frees the capacity of the flat tables past what the graph holds (one copy of each), when
   /// the graph grew them itself: a front end calls it as a trace ends, so that a trace holds
-  /// what it recorded and not up to twice that. Storage the graph took from its thread's cache
-  /// (see `~Graph`) is kept as it is, so that tracing the same model again copies nothing.
+  /// what it recorded and not up to twice that. Memory a `GraphStorage` lent the graph is kept
+  /// as it is, so that tracing the same model again copies nothing.
   void release_growth() {
-    if (adopted_) return;
+    if (lease_.adopted) return;
     std::apply([](auto&... table) { (table.shrink_to_fit(), ...); }, flat_tables(*this));
   }
 
@@ -274,16 +262,15 @@ class Graph {
   }
   /// Registers a distinct module object, described by a copy of `info`: a front end that keeps
   /// the records of a model's modules copies them into every trace. The copy goes into a
-  /// record a destroyed graph left on this thread, when there is one, so that it allocates
-  /// only where its strings and vectors are longer than that record's.
+  /// record an earlier graph left in the storage this one was lent, when there is one, so that
+  /// it allocates only where its strings and vectors are longer than that record's.
   ModuleId add_module(const ModuleInfo& info) {
-    Storage* c = thread_cache();
-    if (c == nullptr || c->next_module == c->modules.size()) {
+    if (lease_.next_spare == lease_.spare_modules.size()) {
       modules_.push_back(info);
     } else {
-      ModuleInfo& spare = c->modules[c->next_module];
+      ModuleInfo& spare = lease_.spare_modules[lease_.next_spare];
       spare = info;
-      ++c->next_module;
+      ++lease_.next_spare;
       modules_.push_back(std::move(spare));
     }
     return ModuleId{static_cast<std::uint32_t>(modules_.size() - 1)};
@@ -505,7 +492,7 @@ class Graph {
                 "recorder::Graph: cached storage is cleared in O(1): its elements must be "
                 "trivially destructible");
 
-  /// The storage a destroyed graph leaves to the next: the flat tables (every element trivially
+  /// The memory a graph leaves to the next: the flat tables (every element trivially
   /// destructible) and the module records.
   struct Storage {
     std::vector<Node> nodes;
@@ -535,7 +522,33 @@ class Graph {
     }
   };
 
-  /// Swaps the flat tables with the cache's.
+  /// What a graph was lent: where its memory goes back, the module records it may copy into,
+  /// and whether its flat tables came from there. A copy of a graph was lent nothing.
+  struct Lease {
+    std::weak_ptr<GraphStorage> home;
+    std::vector<ModuleInfo> spare_modules;  ///< taken in order from `next_spare` on
+    std::size_t next_spare = 0;
+    bool adopted = false;  ///< the flat tables came from `home`
+
+    Lease() = default;
+    Lease(const Lease&) noexcept {}
+    Lease& operator=(const Lease&) noexcept { return *this; }
+    Lease(Lease&& o) noexcept
+        : home(std::move(o.home)),
+          spare_modules(std::move(o.spare_modules)),
+          next_spare(std::exchange(o.next_spare, 0)),
+          adopted(std::exchange(o.adopted, false)) {}
+    Lease& operator=(Lease&& o) noexcept {
+      home = std::move(o.home);
+      spare_modules = std::move(o.spare_modules);
+      next_spare = std::exchange(o.next_spare, 0);
+      adopted = std::exchange(o.adopted, false);
+      return *this;
+    }
+    ~Lease() = default;
+  };
+
+  /// Swaps the flat tables with the storage's.
   void swap_flat_tables(Storage& c) noexcept {
     std::apply(
         [&c](auto&... mine) {
@@ -572,50 +585,42 @@ class Graph {
     return n;
   }
 
-  /// This thread's cached storage; null once the thread's cache is destroyed (a graph
-  /// destroyed later, at thread exit, frees its own).
-  static Storage* thread_cache() noexcept {
-    static thread_local bool gone = false;  // trivially destructible: readable at thread exit
-    if (gone) return nullptr;
-    struct Holder {
-      Storage storage;
-      ~Holder() { gone = true; }
-    };
-    static thread_local Holder holder;
-    return &holder.storage;
+  /// Takes what `storage` keeps (this graph is empty): the room for its module records, the
+  /// records to copy into, and the flat tables when it has them.
+  void borrow(const std::shared_ptr<GraphStorage>& storage);
+
+  /// Takes `c`'s memory (see `borrow`).
+  void adopt(Storage& c) noexcept {
+    modules_.swap(c.module_room);
+    lease_.spare_modules.swap(c.modules);
+    lease_.next_spare = c.next_module;
+    c.next_module = 0;
+    if (c.nodes.capacity() == 0) return;
+    lease_.adopted = true;
+    swap_flat_tables(c);
   }
 
-  void adopt_cached_storage() noexcept {
-    Storage* c = thread_cache();
-    if (c == nullptr) return;
-    modules_.swap(c->module_room);
-    if (c->nodes.capacity() == 0) return;
-    adopted_ = true;
-    swap_flat_tables(*c);
-  }
-
-  void cache_storage() noexcept {
-    Storage* c = thread_cache();
-    if (c == nullptr) return;
+  /// Leaves this graph's memory to `c` where it is more than `c` keeps: the flat tables, emptied,
+  /// when larger than `c`'s and at most `limit` bytes; the module records when they outnumber
+  /// the records `c` has not yet lent, and take at most `limit` bytes.
+  void leave(Storage& c, std::size_t limit) noexcept {
     const std::size_t mine = tables_bytes(flat_tables(*this));
-    if (mine > thread_cache_limit || mine <= c->bytes()) return;
-    std::apply([](auto&... table) { (table.clear(), ...); }, flat_tables(*this));
-    swap_flat_tables(*c);
-  }
-
-  /// Leaves this graph's module records to the next graph when they are more than the cache's
-  /// records not yet reused, and at most `thread_cache_limit` bytes.
-  void cache_modules() noexcept {
-    Storage* c = thread_cache();
-    if (c == nullptr) return;
-    if (modules_.empty() && modules_.capacity() > c->module_room.capacity())
-      c->module_room.swap(modules_);  // a graph that registered no module gives back its room
-    if (modules_.size() <= c->modules.size() - c->next_module) return;
-    if (capacity_bytes(modules_) + records_bytes(modules_) > thread_cache_limit) return;
-    c->modules.clear();  // records moved out, and the ones not reused
-    if (c->modules.capacity() > c->module_room.capacity()) c->module_room.swap(c->modules);
-    c->modules.swap(modules_);
-    c->next_module = 0;
+    if (mine <= limit && mine > c.bytes()) {
+      std::apply([](auto&... table) { (table.clear(), ...); }, flat_tables(*this));
+      swap_flat_tables(c);
+    }
+    if (c.modules.empty()) {  // the records this graph was lent and did not use go back first
+      c.modules.swap(lease_.spare_modules);
+      c.next_module = lease_.next_spare;
+    }
+    if (modules_.empty() && modules_.capacity() > c.module_room.capacity())
+      c.module_room.swap(modules_);  // a graph that registered no module gives back its room
+    if (modules_.size() <= c.modules.size() - c.next_module) return;
+    if (capacity_bytes(modules_) + records_bytes(modules_) > limit) return;
+    c.modules.clear();  // records moved out, and the ones not reused
+    if (c.modules.capacity() > c.module_room.capacity()) c.module_room.swap(c.modules);
+    c.modules.swap(modules_);
+    c.next_module = 0;
   }
 
   std::vector<Node> nodes_;
@@ -646,8 +651,61 @@ class Graph {
   std::vector<Level> hierarchy_;
   std::vector<ContainerRow> containers_;
   std::shared_ptr<std::deque<std::string>> strings_;
-  bool adopted_ = false;  ///< the flat tables came from the thread's cache
+  Lease lease_;
+
+  friend class GraphStorage;
 };
+
+/// Memory for graphs of one model traced again and again, lent to each (`Graph(storage)`) and
+/// given back as each is destroyed: the largest flat tables a graph left (at most `limit`
+/// bytes; a graph of 100,000 ops otherwise returns ~20 MB to the operating system and the next
+/// one page-faults it all back in, measured 118 ns per op at 100k against 32 ns at 10k) and
+/// the module records of the graph with the most (copied into by `add_module(const
+/// ModuleInfo&)`, reusing their strings and vectors). The owner of the storage (a `Tracer`)
+/// holds it by `shared_ptr`; graphs hold it weakly, so a graph that outlives it frees its own
+/// memory. Graphs lent by one storage may live on several threads: lending and giving back
+/// lock it.
+class GraphStorage {
+ public:
+  /// The most bytes of flat tables a storage keeps (and as much again of module records).
+  static constexpr std::size_t limit = std::size_t{64} << 20;
+
+  GraphStorage() = default;
+  GraphStorage(const GraphStorage&) = delete;
+  GraphStorage& operator=(const GraphStorage&) = delete;
+
+  /// The bytes this storage keeps: flat tables, and module records not yet lent.
+  std::size_t bytes() const {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    return kept_.bytes() + kept_.module_bytes();
+  }
+  /// Frees what this storage keeps.
+  void release() {
+    Graph::Storage gone;
+    const std::lock_guard<std::mutex> lock(mutex_);
+    std::swap(gone, kept_);
+  }
+
+ private:
+  friend class Graph;
+  mutable std::mutex mutex_;
+  Graph::Storage kept_;
+};
+
+inline void Graph::borrow(const std::shared_ptr<GraphStorage>& storage) {
+  if (!storage) return;
+  lease_.home = storage;
+  const std::lock_guard<std::mutex> lock(storage->mutex_);
+  adopt(storage->kept_);
+}
+
+inline Graph::~Graph() {
+  if (lease_.home.expired()) return;  // lent nothing, a copy, moved from, or outlived its storage
+  if (const std::shared_ptr<GraphStorage> home = lease_.home.lock()) {
+    const std::lock_guard<std::mutex> lock(home->mutex_);
+    leave(home->kept_, GraphStorage::limit);
+  }
+}
 
 // The names of a module call, shared by the renderers and layer addresses (graph/address.hpp).
 

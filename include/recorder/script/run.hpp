@@ -523,7 +523,8 @@ inline Traced<c10::IValue> run_plain(const torch::jit::Module& model,
 /// `observe_leaves` (`record::AtenOps`).
 inline Traced<c10::IValue> trace(ScriptCache& cache, const torch::jit::Module& model,
                                  std::vector<c10::IValue> inputs, const TraceOptions& options,
-                                 std::vector<CallHooks*> hooks, bool observe_leaves) {
+                                 std::vector<CallHooks*> hooks, bool observe_leaves,
+                                 const std::shared_ptr<GraphStorage>& storage = nullptr) {
   Instrumented& copy = cache.get(model, observe_leaves);
   for (const std::string& w : copy.warnings())
     if (options.on_warning) options.on_warning(w);
@@ -532,7 +533,7 @@ inline Traced<c10::IValue> trace(ScriptCache& cache, const torch::jit::Module& m
   else
     copy.set_training(options.mode == TrainMode::train);
 
-  Recording rec(std::move(hooks));
+  Recording rec(std::move(hooks), storage);
   Session& s = rec.session();
   Run run(s, copy, observe_leaves);
   std::size_t count = 0;
