@@ -9,9 +9,9 @@
 // BM_MergeMoments/L      merged_across of a ForwardOutput<Moments> with L layers of [1,512,7,7]
 // BM_MergeMomentsRoot/1  the same, to rank 0 only (gather)
 // counters: collectives per merge (constant in L: the states are packed), bytes sent per rank.
-#include "launch.hpp"
 #include "ratio_reporter.hpp"
 
+#include <recorder/distributed/launch.hpp>
 #include <recorder/distributed.hpp>
 #include <recorder/recorder.hpp>
 
@@ -88,7 +88,7 @@ BENCHMARK(BM_MergeMomentsRoot)
 
 int run_rank(int argc, char** argv, const std::string& store, int rank) {
   at::set_num_threads(1);
-  const launch::Group pg = launch::file_group(store, rank, 2, 60s);
+  const recorder::launch::Group pg = recorder::launch::file_group(store, rank, 2, 60s);
   group = pg.get();
   bench::SummaryReporter rep;
   if (!bench::run_benchmarks(argc, argv, rep)) return 1;
@@ -115,8 +115,8 @@ int main(int argc, char** argv) {
     int n = static_cast<int>(rest.size());
     return run_rank(n, rest.data(), store, rank);
   }
-  const auto folder = launch::temp_folder("bench_distributed_");
-  const auto codes = launch::run_ranks(
+  const auto folder = recorder::launch::temp_folder("bench_distributed_");
+  const auto codes = recorder::launch::run_ranks(
       2,
       [&](int r) {
         std::vector<std::string> a{"--rank", (folder / "store").string(), std::to_string(r)};

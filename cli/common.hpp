@@ -200,12 +200,7 @@ class Inputs {
 /// compiles away, so a file saved by 2.1 or later (it records `.data/serialization_id`) runs
 /// with autograd to take the path torchinfo's run takes.
 inline bool torchinfo_no_grad(const std::string& file) {
-  try {
-    caffe2::serialize::PyTorchStreamReader reader(file);
-    return recorder::detail::script::saved_by_at_least(reader.getAllRecords()).empty();
-  } catch (const c10::Error&) {
-    return true;  // load_model says what is wrong with the file
-  }
+  return recorder::saved_by_pytorch_at_least(file).empty();
 }
 
 inline recorder::TraceOptions trace_options(const Common& c) {
@@ -227,7 +222,7 @@ inline void write_text(const std::string& out, const std::string& text) {
   if (out.empty() || out == "-") {
     std::cout << text;
   } else {
-    recorder::detail::write_file_atomically(out, text);
+    recorder::write_to_file(out, text);
     std::cerr << "recorder: wrote " << out << "\n";
   }
 }

@@ -60,7 +60,7 @@ inline int profile_with(const ProfileArgs& a, Ranks& ranks) {
     auto traced = tracer.run(model, std::move(batch));
     if (a.backward) {
       at::Tensor sum;
-      recorder::detail::for_each_tensor(traced.output, [&sum](const at::Tensor& t) {
+      recorder::for_each_tensor(traced.output, [&sum](const at::Tensor& t) {
         if (t.requires_grad()) sum = sum.defined() ? sum + t.sum() : t.sum();
       });
       if (!sum.defined())
@@ -98,8 +98,7 @@ inline int profile_with(const ProfileArgs& a, Ranks& ranks) {
   if (!a.out.empty()) {
     std::filesystem::path written;
     if (ranks.joined()) {
-      written = recorder::detail::with_extension(a.out, recorder::backend::ChromeTrace::extension);
-      recorder::detail::write_file_atomically(written, chrome);
+      written = recorder::write_to_file(a.out, chrome, recorder::backend::ChromeTrace::extension);
     } else {
       written =
           recorder::render_to_file(*last, {}, a.out, recorder::backend::ChromeTrace{.runs = &runs});

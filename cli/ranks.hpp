@@ -12,8 +12,7 @@
 
 #ifdef RECORDER_CLI_DISTRIBUTED  // libgloo-dev was there: ranks can be spawned or joined
 #include <recorder/distributed.hpp>
-
-#include "launch.hpp"
+#include <recorder/distributed/launch.hpp>
 #endif
 
 #include <chrono>
@@ -80,11 +79,12 @@ inline RankPlace rank_place(const RankArgs& a) {
 
 #ifdef RECORDER_CLI_DISTRIBUTED
 /// The c10d group of a rank (`place.joined`); empty for one process alone.
-inline launch::Group join_group(const RankPlace& place) {
+inline recorder::launch::Group join_group(const RankPlace& place) {
   using namespace std::chrono_literals;
   if (!place.joined) return {};
-  return place.store.empty() ? launch::env_group(120s)
-                             : launch::file_group(place.store, place.rank, place.world, 120s);
+  return place.store.empty()
+             ? recorder::launch::env_group(120s)
+             : recorder::launch::file_group(place.store, place.rank, place.world, 120s);
 }
 
 /// `--local-ranks N`: runs this command line N times, each a rank of a job meeting through a
@@ -100,8 +100,8 @@ inline int spawn_ranks(const RankArgs& a) {
     if (a.command_line[i].starts_with("--local-ranks=")) continue;
     args.push_back(a.command_line[i]);
   }
-  const auto folder = launch::temp_folder("recorder_ranks_");
-  const auto codes = launch::run_ranks(
+  const auto folder = recorder::launch::temp_folder("recorder_ranks_");
+  const auto codes = recorder::launch::run_ranks(
       local_ranks,
       [&](int r) {
         std::vector<std::string> mine = args;
@@ -187,7 +187,7 @@ class Ranks {
  private:
   RankPlace place_;
 #ifdef RECORDER_CLI_DISTRIBUTED
-  launch::Group group_;
+  recorder::launch::Group group_;
 #endif
 };
 

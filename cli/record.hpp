@@ -80,7 +80,7 @@ inline int record_with(const RecordArgs& a, std::vector<recorder::LayerAddress> 
     if constexpr (gradients) {
       // The gradient of the sum of every floating output: what a scalar loss would give.
       at::Tensor loss;
-      recorder::detail::for_each_tensor(t.output, [&loss](const at::Tensor& y) {
+      recorder::for_each_tensor(t.output, [&loss](const at::Tensor& y) {
         if (!y.is_floating_point() || !y.requires_grad()) return;
         loss = loss.defined() ? loss + y.sum() : y.sum();
       });

@@ -9,9 +9,9 @@
 // gradients by hand (libtorch 1.13 has no C++ DistributedDataParallel), so every rank count
 // follows the same weights; the model runs in float64, so 1 rank and N ranks write the same
 // merged.pt up to rounding.
-#include "launch.hpp"
 #include "models/mlp.hpp"
 
+#include <recorder/distributed/launch.hpp>
 #include <recorder/capture/save.hpp>
 #include <recorder/distributed.hpp>
 #include <recorder/recorder.hpp>
@@ -55,8 +55,9 @@ std::pair<torch::Tensor, torch::Tensor> batch(std::uint64_t seed, std::int64_t k
 
 int run_rank(const Settings& s) {
   using namespace std::chrono_literals;
-  const launch::Group pg =
-      s.rank >= 0 ? launch::file_group(s.store, s.rank, s.world, 60s) : launch::env_group(60s);
+  const recorder::launch::Group pg =
+      s.rank >= 0 ? recorder::launch::file_group(s.store, s.rank, s.world, 60s)
+                  : recorder::launch::env_group(60s);
   const int rank = pg->getRank(), world = pg->getSize();
 
   torch::manual_seed(s.seed);  // the same initial weights on every rank
@@ -156,7 +157,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (s.local_ranks == 0) {
-      if (s.rank < 0 && !launch::in_launched_job()) {
+      if (s.rank < 0 && !recorder::launch::in_launched_job()) {
         std::cerr << "distributed_stats: not launched by torchrun: pass --local-ranks N\n";
         usage();
         return 2;
@@ -164,8 +165,8 @@ int main(int argc, char** argv) {
       return run_rank(s);
     }
     // Spawn the ranks: this program again, each with its rank and the job's FileStore.
-    const auto folder = launch::temp_folder("distributed_stats_");
-    const auto codes = launch::run_ranks(
+    const auto folder = recorder::launch::temp_folder("distributed_stats_");
+    const auto codes = recorder::launch::run_ranks(
         s.local_ranks,
         [&](int r) {
           std::vector<std::string> a{

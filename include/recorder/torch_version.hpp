@@ -11,9 +11,9 @@
 /// Where 1.13 and 2.x differ for recorder (read from both versions' headers and measured):
 /// - a Gloo group: `c10d::ProcessGroupGloo` is a `c10d::ProcessGroup` in 1.13 and a
 ///   `c10d::Backend` registered on a `c10d::ProcessGroup` from 2.0 (the group-creation code,
-///   `examples/launch.hpp`, branches on `RECORDER_TORCH_AT_LEAST(2, 5)`);
+///   `<recorder/distributed/launch.hpp>`, branches on `RECORDER_TORCH_AT_LEAST(2, 5)`);
 /// - a `c10d::TCPStore` uses libuv by default from 2.4, and libuv-less builds (Debian's) refuse
-///   it, so recorder asks for the classic backend (`examples/launch.hpp`);
+///   it, so recorder asks for the classic backend (`<recorder/distributed/launch.hpp>`);
 /// - TorchScript files that PyTorch 2.x saves may call ops 1.13 lacks (every scripted
 ///   `nn.MultiheadAttention` calls `aten::scaled_dot_product_attention`): `load_model` refuses
 ///   them with `NewerModelError`;

@@ -11,8 +11,7 @@
 #define BOOST_TEST_NO_MAIN
 #include <boost/test/unit_test.hpp>
 
-#include "launch.hpp"
-
+#include <recorder/distributed/launch.hpp>
 #include <recorder/capture/save.hpp>
 #include <recorder/distributed.hpp>
 #include <recorder/recorder.hpp>
@@ -579,7 +578,8 @@ int rank_main(int argc, char** argv) {
   const fs::path folder = argv[3];
   const int rank = std::stoi(argv[4]), world = std::stoi(argv[5]);
   try {
-    const launch::Group pg = launch::file_group((folder / "store").string(), rank, world, 20s);
+    const recorder::launch::Group pg =
+        recorder::launch::file_group((folder / "store").string(), rank, world, 20s);
     const Rank r{rank, world, *pg, folder};
     const std::map<std::string, std::function<void()>> scenarios{
         {"reductions", [&] { scenario_reductions(r, batches); }},
@@ -604,11 +604,11 @@ int rank_main(int argc, char** argv) {
 // ---- the test cases: spawn 2 ranks, assert their exit codes ---------------------------------
 
 struct Ranks {
-  fs::path folder = launch::temp_folder("recorder_distributed_");
+  fs::path folder = recorder::launch::temp_folder("recorder_distributed_");
   ~Ranks() { fs::remove_all(folder); }
 
   std::vector<int> run(const std::string& scenario) {
-    const auto codes = launch::run_ranks(
+    const auto codes = recorder::launch::run_ranks(
         2,
         [&](int r) {
           return std::vector<std::string>{"--rank", scenario, folder.string(), std::to_string(r),

@@ -21,6 +21,29 @@
 #include <utility>
 #include <vector>
 
+namespace recorder {
+
+/// Calls `f(tensor)` for every defined tensor in `v` (tensors, lists, tuples, optionals, dicts'
+/// values), in order: the tensors of what a TorchScript model returned
+/// (`Tracer::run(torch::jit::Module&, ...)`'s `output`), or of its inputs.
+template <class F>
+void for_each_tensor(const c10::IValue& v, F&& f) {
+  if (v.isTensor()) {
+    if (v.toTensor().defined()) f(v.toTensor());
+  } else if (v.isTensorList()) {
+    for (const at::Tensor& t : v.toTensorList().vec())
+      if (t.defined()) f(t);
+  } else if (v.isList()) {
+    for (const c10::IValue& e : v.toListRef()) for_each_tensor(e, f);
+  } else if (v.isTuple()) {
+    for (const c10::IValue& e : v.toTupleRef().elements()) for_each_tensor(e, f);
+  } else if (v.isGenericDict()) {
+    for (const auto& entry : v.toGenericDict()) for_each_tensor(entry.value(), f);
+  }
+}
+
+}  // namespace recorder
+
 namespace recorder::detail {
 
 /// The observer reads `at::RecordFunction::inputs()`, whose debug check reads a member that
@@ -120,24 +143,6 @@ class TensorNodes {
   };
   ska::flat_hash_map<const c10::TensorImpl*, Entry> map_;  // open addressing: no node per tensor
 };
-
-/// Calls `f(tensor)` for every defined tensor in `v` (tensors, lists, tuples, optionals, dicts'
-/// values), in order.
-template <class F>
-void for_each_tensor(const c10::IValue& v, F&& f) {
-  if (v.isTensor()) {
-    if (v.toTensor().defined()) f(v.toTensor());
-  } else if (v.isTensorList()) {
-    for (const at::Tensor& t : v.toTensorList().vec())
-      if (t.defined()) f(t);
-  } else if (v.isList()) {
-    for (const c10::IValue& e : v.toListRef()) for_each_tensor(e, f);
-  } else if (v.isTuple()) {
-    for (const c10::IValue& e : v.toTupleRef().elements()) for_each_tensor(e, f);
-  } else if (v.isGenericDict()) {
-    for (const auto& entry : v.toGenericDict()) for_each_tensor(entry.value(), f);
-  }
-}
 
 /// How many of `v`'s tensors its last value holds when `v` is a dict (torchvision's segmentation
 /// models return one), else 0. torchinfo shows a dict output by its last value: a front end lists

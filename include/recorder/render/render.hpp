@@ -73,6 +73,18 @@ std::string render_to_string(const Trace& trace, const RenderOptions& options = 
   }
 }
 
+/// Writes `text` to `path` as every recorder writer writes (`render_to_file`, `save`): the
+/// whole file or nothing (a temporary file renamed over `path`, which an error leaves as it
+/// was), never creating a missing parent folder, a `FileError` naming `path` and the reason
+/// otherwise; `extension` is appended when `path` has none. For text rendered elsewhere (a
+/// Chrome trace merged across ranks, a summary table). Returns the path written.
+inline std::filesystem::path write_to_file(const std::filesystem::path& path, std::string_view text,
+                                           std::string_view extension = {}) {
+  const std::filesystem::path target = detail::with_extension(path, extension);
+  detail::write_file_atomically(target, text);
+  return target;
+}
+
 /// Writes the picture of `trace` made by `backend` (`B{}` unless given) to `path` and returns
 /// the path written.
 ///
@@ -89,9 +101,7 @@ std::filesystem::path render_to_file(const Trace& trace, const RenderOptions& op
   static_assert(check_render_backend<B>());
   const std::filesystem::path target = detail::with_extension(path, B::extension);
   detail::check_parent_folder(target);
-  const std::string content = render_to_string(trace, options, backend);
-  detail::write_file_atomically(target, content);
-  return target;
+  return write_to_file(target, render_to_string(trace, options, backend));
 }
 
 }  // namespace recorder

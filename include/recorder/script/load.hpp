@@ -226,6 +226,19 @@ inline constexpr const char* export_hint =
 
 }  // namespace detail::script
 
+/// The oldest PyTorch version that could have saved the archive `file` when it is newer than
+/// 1.13 ("2.1": the archive records `.data/serialization_id`, which PyTorch writes from 2.1 on);
+/// "" for an archive 1.13 could have written, and for a file that is not a readable archive
+/// (`load_model` says what is wrong with it).
+inline std::string saved_by_pytorch_at_least(const std::filesystem::path& file) {
+  try {
+    caffe2::serialize::PyTorchStreamReader reader(file.string());
+    return detail::script::saved_by_at_least(reader.getAllRecords());
+  } catch (const c10::Error&) {
+    return {};
+  }
+}
+
 /// Loads the TorchScript model in `file` (written by `torch.jit.save`, `ScriptModule.save` or
 /// `torch::jit::Module::save`) onto the CPU. Anything else throws `ModelFileError` naming the
 /// file and what it holds:

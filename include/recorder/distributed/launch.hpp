@@ -1,11 +1,13 @@
 #pragma once
 /// Starting the ranks of a c10d job on one machine, as C++ users must (libtorch has no C++
 /// launcher): a Gloo process group from torchrun's environment or from a FileStore, and N ranks
-/// of this very program spawned on 127.0.0.1. Needs libgloo-dev (ProcessGroupGloo's headers;
-/// libtorch 2.x's own headers guard what newer Gloo releases added, so Debian 12's Gloo serves
-/// both libtorch versions). Shared by examples/distributed_stats.cpp, tests/distributed,
-/// benchmarks/bench_distributed and the command line. The group-creation code here is, beside
-/// <recorder/torch_version.hpp>, the one place that branches on the libtorch version.
+/// of this very program spawned on 127.0.0.1 (POSIX). Needs libgloo-dev (ProcessGroupGloo's
+/// headers; libtorch 2.x's own headers guard what newer Gloo releases added, so Debian 12's Gloo
+/// serves both libtorch versions); the rest of the library does not, and CMake checks this
+/// header only where Gloo's are found. Used by the `recorder` command line (`--local-ranks`),
+/// examples/distributed_stats.cpp, tests/distributed and benchmarks/bench_distributed. The
+/// group-creation code here is, beside <recorder/torch_version.hpp>, the one place that
+/// branches on the libtorch version.
 
 #include <recorder/torch_version.hpp>
 
@@ -31,7 +33,7 @@
 
 extern char** environ;
 
-namespace launch {
+namespace recorder::launch {
 
 using Group = c10::intrusive_ptr<c10d::ProcessGroup>;
 
@@ -172,4 +174,4 @@ std::vector<int> run_ranks(int ranks, Args args, Output output, std::chrono::mil
   return codes;
 }
 
-}  // namespace launch
+}  // namespace recorder::launch
