@@ -6,6 +6,10 @@ library stays header-only by carrying them as string literals. Each file becomes
 string chunks of at most 16,000 bytes (MSVC rejects a literal over 16,380 bytes, error C2026),
 split at a line end where there is one, never inside a UTF-8 sequence.
 
+The viewer's script is four files, one asset each (viewer/model.js, layout.js, canvas.js,
+viewer.js), which the page joins into one <script> in ASSETS' order; both modes check that
+write_html (include/recorder/render/html.hpp) appends them in that order.
+
     scripts/gen_viewer_assets.py            rewrite the header
     scripts/gen_viewer_assets.py --check    exit 1 when the header is not what the sources give
 
@@ -18,6 +22,7 @@ import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 HEADER = ROOT / "include/recorder/detail/viewer_assets.hpp"
+HTML = ROOT / "include/recorder/render/html.hpp"
 CHUNK = 16000
 DELIM = "rv"
 
@@ -28,7 +33,13 @@ ASSETS = [
     ("dagre_license", "third_party/dagre/LICENSE", "dagre's MIT licence, emitted with it"),
     ("dagre", "third_party/dagre/dagre.min.js", "@dagrejs/dagre 3.1.3, minified"),
     ("worker", "viewer/layout_worker.js", "the layout worker (runs after dagre)"),
-    ("viewer", "viewer/viewer.js", "the viewer"),
+    # The viewer's script: these four, joined in this order into the page's last <script>
+    # (write_html in include/recorder/render/html.hpp appends them in the same order). Each adds
+    # its part to the global `RecorderViewer`; the last one starts the page.
+    ("viewer_model", "viewer/model.js", "the viewer's script, part 1: the pure model"),
+    ("viewer_layout", "viewer/layout.js", "the viewer's script, part 2: the layout jobs"),
+    ("viewer_canvas", "viewer/canvas.js", "the viewer's script, part 3: the canvas"),
+    ("viewer", "viewer/viewer.js", "the viewer's script, part 4: the page (UI and startup)"),
 ]
 FORBIDDEN = re.compile(r"</script|</style|<!--", re.IGNORECASE)
 
@@ -81,7 +92,19 @@ def generate() -> str:
     return "\n".join(lines) + "\n"
 
 
+def check_script_order():
+    """Exits when html.hpp does not append the viewer's script parts in ASSETS' order."""
+    want = [name for name, rel, _ in ASSETS if rel.startswith("viewer/") and rel.endswith(".js")
+            and name != "worker"]
+    found = [name for name in re.findall(r"append_asset\(out, va::(\w+)\)",
+                                         HTML.read_text(encoding="utf-8")) if name in want]
+    if found != want:
+        sys.exit(f"gen_viewer_assets: {HTML.relative_to(ROOT)} appends the viewer's script parts "
+                 f"as {found}, not {want}")
+
+
 def main() -> int:
+    check_script_order()
     text = generate()
     if "--check" in sys.argv[1:]:
         current = HEADER.read_text(encoding="utf-8") if HEADER.exists() else ""

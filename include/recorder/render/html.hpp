@@ -259,7 +259,10 @@ inline void write_html(const Trace& trace, const RenderOptions& options,
   append_asset(out, va::dagre);
   out += "\n</script>\n<script type=\"text/plain\" id=\"recorder-worker\">";
   append_asset(out, va::worker);
-  out += "</script>\n<script>\n";
+  out += "</script>\n<script>\n";  // the viewer: its four parts, in order (viewer/FORMAT.md)
+  append_asset(out, va::viewer_model);
+  append_asset(out, va::viewer_layout);
+  append_asset(out, va::viewer_canvas);
   append_asset(out, va::viewer);
   out += "</script>\n</body>\n</html>\n";
 }
