@@ -5,6 +5,7 @@
 #include <recorder/adapters/module_records.hpp>
 #include <recorder/adapters/own_parameters.hpp>
 #include <recorder/detail/text.hpp>
+#include <recorder/graph/display_attributes.hpp>
 #include <recorder/observe/attribution.hpp>
 #include <recorder/tensor/session.hpp>
 
@@ -153,19 +154,19 @@ inline void describe_parameters(Session& s, const torch::nn::Module& m, ModuleIn
   std::tie(info.param_count, info.trainable_count) = count_parameters(s, m);
 }
 
-/// torchinfo's `kernel_size` and `groups` of a convolution `T`.
+/// The `kernel_size` and `groups` of a convolution `T` (`display_attributes.hpp`).
 template <class T>
 void conv_attributes(const torch::nn::Module& m, ModuleInfo& info) {
   const auto& c = dynamic_cast<const T&>(m);
-  info.attributes.emplace_back("kernel_size", sizes_string(*c.options.kernel_size()));
-  info.attributes.emplace_back("groups", std::to_string(c.options.groups()));
+  append_display_attributes(info, DisplayAttributes::convolution, *c.options.kernel_size(),
+                            c.options.groups());
 }
 
-/// torchinfo's `kernel_size` of a pooling `T`.
+/// The `kernel_size` of a pooling `T` (`display_attributes.hpp`).
 template <class T>
 void pool_attributes(const torch::nn::Module& m, ModuleInfo& info) {
   const auto& p = dynamic_cast<const T&>(m);
-  info.attributes.emplace_back("kernel_size", pool_kernel_string(*p.options.kernel_size()));
+  append_display_attributes(info, DisplayAttributes::pooling, *p.options.kernel_size());
 }
 
 /// A module class with display attributes, and how to read them.
@@ -179,7 +180,8 @@ bool is_a(const torch::nn::Module& m) {
   return dynamic_cast<const T*>(&m) != nullptr;
 }
 
-/// The classes whose attributes are shown, tried in this order (the first that `m` is wins).
+/// How the classes `display_attributes` names are read, tried in this order (the first that
+/// `m` is wins).
 inline constexpr AttributeReader attribute_readers[] = {
     {is_a<torch::nn::Conv1dImpl>, conv_attributes<torch::nn::Conv1dImpl>},
     {is_a<torch::nn::Conv2dImpl>, conv_attributes<torch::nn::Conv2dImpl>},
@@ -196,7 +198,7 @@ inline constexpr AttributeReader attribute_readers[] = {
 };
 inline constexpr std::uint64_t no_attributes = std::size(attribute_readers);
 
-/// Fills `info.attributes` with torchinfo's `kernel_size` and `groups` where `m` has them
+/// Fills `info.attributes` with what `display_attributes(info.class_name)` says `m` shows
 /// (convolutions and poolings), and returns which reader applies (`no_attributes`: none).
 /// Which one depends only on `m`'s dynamic type, so it is found once per type and session
 /// (twelve `dynamic_cast`s, ~3,000 instructions, were half the cost of registering a module
@@ -205,7 +207,8 @@ inline std::uint64_t describe_attributes(Session& s, const torch::nn::Module& m,
   const std::uint64_t type = IdMap::key_of(&typeid(m));
   const std::uint64_t* reader = s.module_types.find(type);
   if (reader == nullptr) {
-    std::uint64_t i = 0;
+    std::uint64_t i =
+        display_attributes(info.class_name) == DisplayAttributes::none ? no_attributes : 0;
     while (i < no_attributes && !attribute_readers[i].is(m)) ++i;
     reader = s.module_types.try_emplace(type, i).first;
   }

@@ -7,6 +7,7 @@
 #include <recorder/detail/text.hpp>
 #include <recorder/error.hpp>
 #include <recorder/front/recording.hpp>
+#include <recorder/graph/display_attributes.hpp>
 #include <recorder/observe/ops.hpp>
 #include <recorder/script/instrument.hpp>
 #include <recorder/tensor/session.hpp>
@@ -44,13 +45,6 @@ inline std::vector<std::int64_t> ints_of(const c10::IValue& v) {
     for (const c10::IValue& e : v.toTupleRef().elements())
       if (e.isInt()) xs.push_back(e.toInt());
   return xs;
-}
-
-/// True for the classes torchinfo shows a pooling kernel for.
-inline bool is_pooling(std::string_view class_name) {
-  return class_name.find("MaxPool") != std::string_view::npos ||
-         (class_name.find("AvgPool") != std::string_view::npos &&
-          class_name.find("Adaptive") == std::string_view::npos);
 }
 
 /// Parameters below module `m` (all, trainable), each registration counted, memoized by object.
@@ -99,26 +93,27 @@ inline ModuleInfo describe_module(Session& s, const torch::jit::Module& m, const
   std::tie(info.param_count, info.trainable_count) = count_parameters(s, m);
 
   const c10::ClassType& type = *m.type();
-  const bool conv = info.class_name.find("Conv") != std::string::npos;
-  if (!conv && !is_pooling(info.class_name)) return info;
+  const DisplayAttributes shown = display_attributes(info.class_name);
+  const bool conv = shown == DisplayAttributes::convolution;
+  if (shown == DisplayAttributes::none) return info;
   if (type.hasConstant("kernel_size")) {
-    const std::vector<std::int64_t> k = ints_of(type.getConstant("kernel_size"));
-    info.attributes.emplace_back("kernel_size", conv ? sizes_string(k) : pool_kernel_string(k));
-    if (conv && type.hasConstant("groups"))
-      info.attributes.emplace_back("groups", std::to_string(type.getConstant("groups").toInt()));
+    std::optional<std::int64_t> groups;
+    if (conv && type.hasConstant("groups")) groups = type.getConstant("groups").toInt();
+    append_display_attributes(info, shown, ints_of(type.getConstant("kernel_size")), groups);
     return info;
   }
   if (!conv || !m.hasattr("weight")) return info;  // a traced pooling: its op tells (`Run::op`)
   const at::Tensor w =
       m.attr("weight").toTensor();  // [C_out, C_in / groups, k...] (transposed: C_in first)
   if (w.dim() < 3) return info;
-  info.attributes.emplace_back("kernel_size", sizes_string(w.sizes().slice(2)));
+  std::optional<std::int64_t> groups;
   if (!inputs.empty() && inputs[0].defined() && inputs[0].dim() >= 2 && w.size(1) > 0 &&
       info.class_name.find("Transpose") == std::string::npos) {
     const std::int64_t channels =
         inputs[0].dim() + 1 == w.dim() ? inputs[0].size(0) : inputs[0].size(1);
-    info.attributes.emplace_back("groups", std::to_string(channels / w.size(1)));
+    groups = channels / w.size(1);
   }
+  append_display_attributes(info, shown, w.sizes().slice(2), groups);
   return info;
 }
 
@@ -275,7 +270,7 @@ class Run final : public MarkerSink {
       f.leaf = e->leaf;
       f.module = module_id(self, *e, f.inputs);
       f.call = enter_call(session_, f.module, in, f.leaf);
-      if (is_pooling(e->class_name)) {
+      if (display_attributes(e->class_name) == DisplayAttributes::pooling) {
         f.wants_kernel = true;
         for (const auto& [key, value] : session_.graph.module(f.module).attributes)
           f.wants_kernel = f.wants_kernel && key != "kernel_size";
@@ -414,7 +409,9 @@ class Run final : public MarkerSink {
   void learn_kernel(Frame& f, const c10::IValue& kernel_size) {
     f.wants_kernel = false;
     const std::vector<std::int64_t> k = ints_of(kernel_size);
-    if (!k.empty()) session_.graph.add_attribute(f.module, "kernel_size", pool_kernel_string(k));
+    if (!k.empty())
+      session_.graph.add_attribute(f.module, "kernel_size",
+                                   kernel_size_text(DisplayAttributes::pooling, k));
   }
 
   ModuleId module_id(const c10::IValue& self, const ModuleEntry& e,
