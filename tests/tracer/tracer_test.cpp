@@ -13,6 +13,7 @@
 
 #include <ranges>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -404,6 +405,43 @@ BOOST_AUTO_TEST_CASE(a_reused_tracer_copies_records_only_from_its_third_trace) {
   BOOST_TEST(tracer.module_records().copied() == 7u);
   const Graph copy = tracer;  // a copy starts afresh
   BOOST_TEST(copy.module_records().size() == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(each_trace_is_built_in_the_memory_the_last_one_gave_back) {
+  torch::manual_seed(0);
+  Swap model;
+  const auto x = torch::randn({4, 4});
+  Graph tracer;
+  BOOST_TEST(tracer.graph_storage_bytes() == 0u);  // nothing before the first trace
+  const void* first_nodes = nullptr;
+  {
+    const recorder::Trace t = tracer.run(model, x);
+    first_nodes = t.graph.nodes().data();
+    BOOST_TEST(tracer.graph_storage_bytes() == 0u);  // lent out: the trace holds it
+  }
+  const std::size_t kept = tracer.graph_storage_bytes();  // given back as the trace died
+  BOOST_TEST(kept >= 7u * sizeof(recorder::ModuleInfo));
+  {
+    const recorder::Trace t = tracer.run(model, x);
+    BOOST_TEST(t.graph.nodes().data() == first_nodes);  // the same memory, appended into again
+    const recorder::Trace kept_by_user = tracer.run(model, x);  // while `t` lives: fresh memory
+    BOOST_TEST(kept_by_user.graph.nodes().data() != first_nodes);
+    BOOST_TEST(kept_by_user.graph.size() == t.graph.size());
+    const recorder::Trace copy = t;  // a copy owns its memory and gives nothing back
+    BOOST_TEST(copy.graph.size() == t.graph.size());
+  }
+  BOOST_TEST(tracer.graph_storage_bytes() >= kept);
+  tracer.release_graph_storage();
+  BOOST_TEST(tracer.graph_storage_bytes() == 0u);
+  // A trace that outlives its tracer frees its own memory (ASan watches this on the sanitizer
+  // leg's model tests).
+  std::optional<recorder::Trace> outliving;
+  {
+    Graph short_lived;
+    short_lived.run(model, x);
+    outliving.emplace(short_lived.run(model, x));
+  }
+  BOOST_TEST(outliving->graph.size() > 0u);
 }
 
 BOOST_AUTO_TEST_CASE(a_different_call_order_stops_copying_and_learns_the_paths_again) {
