@@ -1,6 +1,7 @@
 #pragma once
 /// Escaping of user-derived strings for HTML labels, DOT ids, JSON strings and file names.
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -77,71 +78,86 @@ inline void append_utf8(std::string& out, char32_t cp) {
 /// True for C0 controls and DEL.
 constexpr bool is_control(char32_t cp) noexcept { return cp < 0x20 || cp == 0x7F; }
 
+/// Appends `cp` as UTF-8, a control character as U+FFFD.
+inline void append_printable(std::string& out, char32_t cp) {
+  append_utf8(out, is_control(cp) ? replacement_char : cp);
+}
+
+/// One ASCII character an escaper replaces, and the text that stands for it.
+struct Escape {
+  char c;
+  std::string_view text;
+};
+
+/// A table of replacements: `apply(s, other)` rewrites `s` one code point at a time, an ASCII
+/// character of the table becoming its text and any other code point going to `other(out,
+/// cp)` (invalid UTF-8 arrives as `replacement_char`). The escapers below are each one table
+/// and one rule for the rest.
+template <std::size_t N>
+class Escapes {
+ public:
+  constexpr explicit Escapes(std::array<Escape, N> items) : items_(items) {
+    for (std::int8_t& k : index_) k = -1;
+    for (std::size_t k = 0; k < N; ++k)
+      index_[static_cast<unsigned char>(items_[k].c)] = static_cast<std::int8_t>(k);
+  }
+
+  /// `s` rewritten (see above).
+  template <class Other>
+  std::string escape(std::string_view s, Other other) const {
+    std::string out;
+    out.reserve(s.size());
+    apply(out, s, other);
+    return out;
+  }
+
+  /// Appends `s` rewritten to `out`.
+  template <class Other>
+  void apply(std::string& out, std::string_view s, Other other) const {
+    for (std::size_t i = 0; i < s.size();) {
+      const char32_t cp = next_code_point(s, i);
+      if (cp < 0x80 && index_[cp] >= 0)
+        out += items_[static_cast<std::size_t>(index_[cp])].text;
+      else
+        other(out, cp);
+    }
+  }
+
+ private:
+  std::array<Escape, N> items_;
+  std::array<std::int8_t, 0x80> index_{};
+};
+
+template <std::size_t N>
+Escapes(std::array<Escape, N>) -> Escapes<N>;
+
 /// Escapes `s` for the inside of a Graphviz HTML-like label (`label=<...>`).
 ///
 /// `&`, `<`, `>`, `"` and `'` become entities, a newline becomes `<BR/>`, a tab a space, and
 /// other control characters and invalid UTF-8 become U+FFFD.
 /// Example: `html_escape("a<b>\n&")` is `"a&lt;b&gt;<BR/>&amp;"`.
 inline std::string html_escape(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (std::size_t i = 0; i < s.size();) {
-    const char32_t cp = next_code_point(s, i);
-    switch (cp) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      case '\n':
-        out += "<BR/>";
-        break;
-      case '\t':
-        out += ' ';
-        break;
-      default:
-        if (is_control(cp) || cp == replacement_char)
-          out += "&#65533;";
-        else
-          append_utf8(out, cp);
-    }
-  }
-  return out;
+  static constexpr Escapes table(std::array{
+      Escape{'&', "&amp;"}, Escape{'<', "&lt;"}, Escape{'>', "&gt;"}, Escape{'"', "&quot;"},
+      Escape{'\'', "&#39;"}, Escape{'\n', "<BR/>"}, Escape{'\t', " "}});
+  return table.escape(s, [](std::string& o, char32_t cp) {
+    if (is_control(cp) || cp == replacement_char)
+      o += "&#65533;";
+    else
+      append_utf8(o, cp);
+  });
 }
 
 /// `s` as a double-quoted DOT id: `"` and `\` are backslash-escaped, a newline becomes `\n`,
 /// other control characters and invalid UTF-8 become U+FFFD.
 /// Example: `dot_quoted("My \"Net\"")` is `"\"My \\\"Net\\\"\""`.
 inline std::string dot_quoted(std::string_view s) {
+  static constexpr Escapes table(
+      std::array{Escape{'"', "\\\""}, Escape{'\\', "\\\\"}, Escape{'\n', "\\n"}});
   std::string out;
   out.reserve(s.size() + 2);
   out += '"';
-  for (std::size_t i = 0; i < s.size();) {
-    const char32_t cp = next_code_point(s, i);
-    switch (cp) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      default:
-        append_utf8(out, is_control(cp) ? replacement_char : cp);
-    }
-  }
+  table.apply(out, s, append_printable);
   out += '"';
   return out;
 }
@@ -151,44 +167,19 @@ inline std::string dot_quoted(std::string_view s) {
 /// `"` and `\` are backslash-escaped, `\b \f \n \r \t` use their short forms, other control
 /// characters become `\u00XX`, and invalid UTF-8 becomes U+FFFD, so the result is always valid.
 inline std::string json_escape(std::string_view s) {
-  static constexpr char hex[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(s.size());
-  for (std::size_t i = 0; i < s.size();) {
-    const char32_t cp = next_code_point(s, i);
-    switch (cp) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\b':
-        out += "\\b";
-        break;
-      case '\f':
-        out += "\\f";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (cp < 0x20) {
-          out += "\\u00";
-          out += hex[cp >> 4];
-          out += hex[cp & 0xF];
-        } else {
-          append_utf8(out, cp);
-        }
+  static constexpr Escapes table(std::array{
+      Escape{'"', "\\\""}, Escape{'\\', "\\\\"}, Escape{'\b', "\\b"}, Escape{'\f', "\\f"},
+      Escape{'\n', "\\n"}, Escape{'\r', "\\r"}, Escape{'\t', "\\t"}});
+  return table.escape(s, [](std::string& o, char32_t cp) {
+    static constexpr char hex[] = "0123456789abcdef";
+    if (cp < 0x20) {
+      o += "\\u00";
+      o += hex[cp >> 4];
+      o += hex[cp & 0xF];
+    } else {
+      append_utf8(o, cp);
     }
-  }
-  return out;
+  });
 }
 
 /// Maps any string (a module path such as `layer1.0/conv:1` or `../x`) to one safe path

@@ -35,12 +35,20 @@ namespace recorder {
 
 template <class V>
 struct value_codec;
+template <class S>
+struct state_codec;
+
+/// `C` writes values of type `V` as bytes and reads them back (`C::encode(w, v)`,
+/// `C::decode(r)`): what `value_codec<V>` and `state_codec<S>` have in common.
+template <class C, class V>
+concept codec_for = requires(detail::ByteWriter& w, detail::ByteReader& r, const V& v) {
+  C::encode(w, v);
+  { C::decode(r) } -> std::same_as<V>;
+};
 
 /// A value type a state may hold and processes can exchange.
 template <class V>
-concept has_value_codec = requires(detail::ByteWriter& w, detail::ByteReader& r, const V& v) {
-  value_codec<V>::encode(w, v);
-  { value_codec<V>::decode(r) } -> std::same_as<V>;
+concept has_value_codec = codec_for<value_codec<V>, V> && requires(const V& v) {
   { value_codec<V>::describe(v, true) } -> std::convertible_to<std::string>;
 };
 
@@ -74,14 +82,9 @@ struct value_codec<std::vector<V>> {
   }
 };
 
-template <class S>
-struct state_codec;
-
 /// A state type `merge_across` can send between processes: `state_codec<S>` is defined.
 template <class S>
-concept has_state_codec = requires(detail::ByteWriter& w, detail::ByteReader& r, const S& s) {
-  state_codec<S>::encode(w, s);
-  { state_codec<S>::decode(r) } -> std::same_as<S>;
+concept has_state_codec = codec_for<state_codec<S>, S> && requires(const S& s) {
   { state_codec<S>::describe(s) } -> std::convertible_to<std::string>;
 };
 

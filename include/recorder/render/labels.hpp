@@ -42,24 +42,16 @@ constexpr const KindColors& house_colors(NodeKind k) noexcept {
 }
 
 /// What a picture calls a tensor of kind `k`: `input-tensor`, `hidden-tensor` (an intermediate
-/// one), `constant-tensor`, ...; empty for the op kinds.
+/// one), `constant-tensor`, ...; empty for the op kinds. In `NodeKind`'s order.
+inline constexpr std::string_view tensor_roles[node_kind_count] = {"input-tensor",
+                                                                   "output-tensor",
+                                                                   "hidden-tensor",
+                                                                   "constant-tensor",
+                                                                   "parameter-tensor",
+                                                                   "",
+                                                                   ""};
 constexpr std::string_view tensor_role(NodeKind k) noexcept {
-  switch (k) {
-    case NodeKind::input:
-      return "input-tensor";
-    case NodeKind::output:
-      return "output-tensor";
-    case NodeKind::tensor:
-      return "hidden-tensor";
-    case NodeKind::constant:
-      return "constant-tensor";
-    case NodeKind::parameter:
-      return "parameter-tensor";
-    case NodeKind::function:
-    case NodeKind::module:
-      break;
-  }
-  return {};
+  return tensor_roles[static_cast<std::size_t>(k)];
 }
 
 /// What a picture says a node is, one unescaped line per item: a module call's class, then its

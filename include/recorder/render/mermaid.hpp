@@ -28,40 +28,10 @@ namespace detail {
 /// and invalid UTF-8 become U+FFFD.
 /// Example: `mermaid_escape("a<b>\n\"&\"")` is `"a#lt;b#gt;<br>#quot;#amp;#quot;"`.
 inline std::string mermaid_escape(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (std::size_t i = 0; i < s.size();) {
-    const char32_t cp = next_code_point(s, i);
-    switch (cp) {
-      case '"':
-        out += "#quot;";
-        break;
-      case '<':
-        out += "#lt;";
-        break;
-      case '>':
-        out += "#gt;";
-        break;
-      case '&':
-        out += "#amp;";
-        break;
-      case '#':
-        out += "#35;";
-        break;
-      case '`':
-        out += "#96;";
-        break;
-      case '\n':
-        out += "<br>";
-        break;
-      case '\t':
-        out += ' ';
-        break;
-      default:
-        append_utf8(out, is_control(cp) ? replacement_char : cp);
-    }
-  }
-  return out;
+  static constexpr Escapes table(std::array{
+      Escape{'"', "#quot;"}, Escape{'<', "#lt;"}, Escape{'>', "#gt;"}, Escape{'&', "#amp;"},
+      Escape{'#', "#35;"}, Escape{'`', "#96;"}, Escape{'\n', "<br>"}, Escape{'\t', " "}});
+  return table.escape(s, append_printable);
 }
 
 /// Appends the `classDef` lines: one per node kind, named as the kind (`input`, `module`, ...),

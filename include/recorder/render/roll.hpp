@@ -37,7 +37,7 @@ inline std::vector<std::uint32_t> roll_classes(const VisibleGraph& vg, const Gra
   for (std::uint32_t i = m; i-- > 0;) {
     const VisibleNode& v = vg.nodes[i];
     std::vector<std::uint64_t> key;
-    if (!(v.kind == NodeKind::function || v.kind == NodeKind::module)) {
+    if (!is_op_kind(v.kind)) {
       key = {tensor_key, i};
     } else if (v.kind == NodeKind::module && g.module_of(v.node).param_count > 0) {
       key = {stateful_key, g.call(v.node).module.value};

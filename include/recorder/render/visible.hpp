@@ -17,11 +17,6 @@
 namespace recorder {
 namespace detail {
 
-/// True for the kinds that are ops (drawn as boxes with input and output shapes).
-constexpr bool is_op_kind(NodeKind k) noexcept {
-  return k == NodeKind::function || k == NodeKind::module;
-}
-
 /// For every recorded node, the outermost module call (itself included) that is drawn as
 /// one box: a leaf call that is not `opened`, or any call not `within` the depth limit (indexed
 /// by node). Invalid when there is none. `opened` (indexed by node, may be empty) marks leaf

@@ -55,6 +55,12 @@ struct VisibleCluster {
 
 class VisibleGraph;
 namespace detail {
+
+/// True for the kinds that are ops (drawn as boxes with input and output shapes).
+constexpr bool is_op_kind(NodeKind k) noexcept {
+  return k == NodeKind::function || k == NodeKind::module;
+}
+
 inline VisibleGraph visible_graph_within(const Graph& g, const RenderOptions& options,
                                          const std::vector<char>& within);
 inline void roll(VisibleGraph& vg, const Graph& g);

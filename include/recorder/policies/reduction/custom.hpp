@@ -38,12 +38,6 @@ struct Custom : CountedFold {
     }
   }
 
-  /// A copy of the accumulator.
-  template <has_elementwise_ops T>
-  T result(const CountedState<T>& s) const {
-    return value_ops<T>::copy(s.value);
-  }
-
   /// A folded number is its own summary statistic (`CountedFold::statistic`), named "custom".
   std::string statistic_name() const { return "custom"; }
 

@@ -21,12 +21,6 @@ struct Last : CountedFold {
     ++s.count;
   }
 
-  /// A copy of the latest value.
-  template <has_elementwise_ops T>
-  T result(const CountedState<T>& s) const {
-    return value_ops<T>::copy(s.value);
-  }
-
   /// Takes `other`'s value when it has seen any; counts add.
   template <has_elementwise_ops T>
   void merge(CountedState<T>& s, const CountedState<T>& other) const {

@@ -21,12 +21,6 @@ struct Sum : CountedFold {
     ++s.count;
   }
 
-  /// A copy of the sum.
-  template <has_elementwise_ops T>
-  T result(const CountedState<T>& s) const {
-    return value_ops<T>::copy(s.value);
-  }
-
   template <has_elementwise_ops T>
   void merge(CountedState<T>& s, const CountedState<T>& other) const {
     value_ops<T>::add(s.value, other.value);

@@ -324,8 +324,8 @@ struct CountedState {
 
 /// What the reductions that fold every value into one `T` share (Sum, Last, custom; Mean
 /// through Sum): the tag, constant memory, the elementwise part of `value_ops<T>`, the state, a
-/// copy of the first value as the first step, and the count. Each adds its name, `update`,
-/// `result` and, when mergeable, `merge`.
+/// copy of the first value as the first step, the count, and a copy of the folded value as the
+/// result. Each adds its name, `update` and, when mergeable, `merge`.
 struct CountedFold {
   using reduction_policy_tag = void;
   static constexpr bool constant_memory = true;
@@ -342,6 +342,12 @@ struct CountedFold {
   template <has_elementwise_ops T>
   std::uint64_t count(const CountedState<T>& s) const {
     return s.count;
+  }
+
+  /// A copy of the folded value (the sum, the latest value, the accumulator; `Mean` divides).
+  template <has_elementwise_ops T>
+  T result(const CountedState<T>& s) const {
+    return value_ops<T>::copy(s.value);
   }
 
   /// The summary statistic of a folded number (a timing's one number): the result itself;
