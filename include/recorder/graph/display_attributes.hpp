@@ -29,8 +29,8 @@ enum class DisplayAttributes : std::uint8_t {
 constexpr DisplayAttributes display_attributes(std::string_view class_name) noexcept {
   constexpr auto npos = std::string_view::npos;
   if (class_name.find("Conv") != npos) return DisplayAttributes::convolution;
-  if (class_name.find("MaxPool") != npos ||
-      (class_name.find("AvgPool") != npos && class_name.find("Adaptive") == npos))
+  if ((class_name.find("MaxPool") != npos || class_name.find("AvgPool") != npos) &&
+      class_name.find("Adaptive") == npos)
     return DisplayAttributes::pooling;
   return DisplayAttributes::none;
 }
