@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <variant>
@@ -83,13 +84,19 @@ struct ResNetLike {
   }
 };
 
-std::string unknown_message(const Graph& g, const LayerAddress& a) {
+/// The error resolving `a` in `g` throws (none when it resolves).
+std::optional<UnknownLayer> unknown_error(const Graph& g, const LayerAddress& a) {
   try {
     resolve(g, a);
   } catch (const UnknownLayer& e) {
-    return e.what();
+    return e;
   }
-  return "(resolved)";
+  return std::nullopt;
+}
+
+std::string unknown_message(const Graph& g, const LayerAddress& a) {
+  const auto e = unknown_error(g, a);
+  return e ? e->what() : "(resolved)";
 }
 
 std::vector<std::string> labels(const Graph& g, const std::vector<NodeId>& calls) {
@@ -243,6 +250,36 @@ BOOST_AUTO_TEST_CASE(unknown_path_lists_the_nearest_paths) {
   BOOST_TEST(unknown_message(g, by_path("2-3")) ==
              "recorder: unknown layer 'by_path(\"2-3\")': no module has this path; nearest: "
              "bn1, fc, relu, conv1, layer1");
+}
+
+BOOST_AUTO_TEST_CASE(a_modules_own_name_lists_every_path_ending_in_it_and_their_class) {
+  const ResNetLike m;
+  const Graph& g = m.b.g;
+  BOOST_TEST(unknown_message(g, "conv2") ==
+             "recorder: unknown layer 'conv2': no module has this path; modules of that name: "
+             "layer1.0.conv2, layer1.1.conv2, layer2.0.conv2, by_class(\"Conv2d\")");
+  BOOST_TEST(unknown_message(g, "0.relu") ==
+             "recorder: unknown layer '0.relu': no module has this path; modules of that name: "
+             "layer1.0.relu, layer2.0.relu, by_class(\"ReLU\")");
+  // A front end with its own address syntax respells the message.
+  const UnknownLayer both({*unknown_error(g, "downsample"), *unknown_error(g, by_class("Conv3d"))});
+  const auto spell = [](const std::string& a) {
+    for (const auto& [head, mine] :
+         {std::pair<std::string, std::string>{"by_class(\"", "class:"}, {"by_index(", "index:"}}) {
+      if (a.rfind(head, 0) != 0) continue;
+      const std::size_t tail = head.back() == '"' ? 2 : 1;
+      return mine + a.substr(head.size(), a.size() - head.size() - tail);
+    }
+    return a;
+  };
+  BOOST_TEST(unknown_error(g, by_index(40))->message(spell) ==
+             "recorder: unknown layer 'index:40': the trace has 32 module calls below the root, "
+             "index:0 to index:31; nearest: index:31");
+  BOOST_TEST(both.message(spell) ==
+             "recorder: 2 unknown layers: 'downsample' (no module has this path; modules of "
+             "that name: layer2.0.downsample, class:Sequential) and 'class:Conv3d' (no module "
+             "of this class was called; classes present: Conv2d, Linear, ReLU, ResNet, "
+             "MaxPool2d, BatchNorm2d, Sequential, BasicBlock, AdaptiveAvgPool2d)");
 }
 
 BOOST_AUTO_TEST_CASE(malformed_labels_are_unknown_paths) {

@@ -292,6 +292,27 @@ class UnknownLayer : public std::invalid_argument {
   /// Every unknown address, in selection order.
   const std::vector<Entry>& unknown() const noexcept { return *entries_; }
 
+  /// `what()` with every address and suggestion as `spell` writes it: a front end whose users
+  /// write addresses in their own syntax (the command line's `class:Conv2d` for
+  /// `by_class("Conv2d")`) gives `spell(canonical) -> theirs`.
+  template <class Spell>
+  std::string message(Spell spell) const {
+    std::vector<Entry> spelled = *entries_;
+    for (Entry& e : spelled) {
+      e.address = spell(e.address);
+      for (std::string& s : e.suggestions) s = spell(s);
+      // Addresses the reason names ("by_index(0) to by_index(31)").
+      for (std::size_t at = e.reason.find("by_"); at != std::string::npos;
+           at = e.reason.find("by_", at + 1)) {
+        const std::size_t close = e.reason.find(')', at);
+        if (close == std::string::npos) break;
+        const std::string mine = spell(e.reason.substr(at, close + 1 - at));
+        e.reason.replace(at, close + 1 - at, mine);
+      }
+    }
+    return describe(spelled);
+  }
+
  private:
   explicit UnknownLayer(std::vector<Entry> entries)
       : std::invalid_argument(describe(entries)),
@@ -464,9 +485,28 @@ inline std::string ambiguity_message(const LayerAddress& a, std::string_view wha
   std::vector<std::string> paths;
   for (const ModuleInfo& m : g.modules())
     if (!m.path.empty() && m.calls > 0) paths.push_back(m.path);
-  const std::string reason =
-      p.path.empty() ? "the trace has no root call" : "no module has this path";
-  throw UnknownLayer(spelled, reason, nearest(p.path, std::move(paths), suggestion_limit));
+  if (p.path.empty())
+    throw UnknownLayer(spelled, "the trace has no root call",
+                       nearest(p.path, std::move(paths), suggestion_limit));
+  // A module's own name without the path to it ("mlp" for blocks.0.mlp, blocks.1.mlp, ...):
+  // every path ending in it, then the class or classes of those modules.
+  std::vector<std::string> named;
+  std::vector<std::string> classes;
+  for (const ModuleInfo& m : g.modules()) {
+    if (m.calls == 0 || m.path.size() <= p.path.size() ||
+        m.path.compare(m.path.size() - p.path.size(), p.path.size(), p.path) != 0 ||
+        m.path[m.path.size() - p.path.size() - 1] != '.')
+      continue;
+    named.push_back(m.path);
+    const std::string cls = to_string(by_class(m.class_name));
+    if (std::find(classes.begin(), classes.end(), cls) == classes.end()) classes.push_back(cls);
+  }
+  if (!named.empty()) {
+    named.insert(named.end(), classes.begin(), classes.end());
+    throw UnknownLayer(spelled, "no module has this path", named, "modules of that name");
+  }
+  throw UnknownLayer(spelled, "no module has this path",
+                     nearest(p.path, std::move(paths), suggestion_limit));
 }
 
 [[noreturn]] inline void unknown(const Graph& g, const recorder::address::Class& c,
