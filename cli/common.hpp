@@ -9,7 +9,10 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -41,7 +44,10 @@ struct Common {
   std::vector<std::string> input_files;
   std::vector<std::string> dtypes;
   std::int64_t seed = 0;
-  std::int64_t int_high = 1;
+  std::optional<std::int64_t> int_high;
+  /// Integer inputs need --int-high: the subcommand computes on the inputs' values (record,
+  /// profile), where all-zero token ids would mislead.
+  bool values_matter = false;
   bool train = false;
   bool eval = false;
   bool no_grad = false;
@@ -52,8 +58,10 @@ struct Common {
 };
 
 /// `as_torchinfo`: the subcommand runs the forward as torchinfo's does unless --grad or --no-grad
-/// say otherwise (summary; see `torchinfo_no_grad`).
-void add_common(CLI::App& sub, Common& c, bool as_torchinfo = false) {
+/// say otherwise (summary; see `torchinfo_no_grad`). `values_matter`: what the subcommand
+/// computes depends on the inputs' values (record, profile), so integer inputs need --int-high.
+void add_common(CLI::App& sub, Common& c, bool as_torchinfo = false, bool values_matter = false) {
+  c.values_matter = values_matter;
   sub.add_option("model", c.model,
                  "The TorchScript model file (torch.jit.script(m).save(path) or torch.jit.trace)")
       ->required();
@@ -67,15 +75,22 @@ void add_common(CLI::App& sub, Common& c, bool as_torchinfo = false) {
       ->type_name("FILE");
   sub.add_option("--dtype", c.dtypes,
                  "The dtype of the --input-size inputs (float32, float64, float16, bfloat16, "
-                 "int64, int32, int16, "
-                 "int8, uint8, bool); once for all, or once per input (default float32)")
+                 "int64, int32, int16, int8, uint8, bool); once for all, or once per input "
+                 "(default float32; int64 when --int-high is given)")
       ->type_name("DTYPE");
   sub.add_option("--int-high", c.int_high,
-                 "Random integer inputs are drawn from [0, N): give a vocabulary size for token "
-                 "ids (default 1: "
-                 "zeros, as torchinfo)")
+                 std::string("Integer inputs are drawn from [0, N): give the vocabulary size for "
+                             "token ids. Alone it makes the inputs int64") +
+                     (values_matter ? "; --dtype int64 needs it here"
+                                    : " (without it, integer inputs are zeros, as torchinfo's)"))
       ->type_name("N");
-  sub.add_option("--seed", c.seed, "The seed of the random inputs (default 0)")->type_name("N");
+  sub.add_option("--seed", c.seed,
+                 "The seed of the random inputs (default 0). They are drawn as Python draws "
+                 "them: torch.manual_seed(seed), then for each batch and each --input-size in "
+                 "order, torch.randn(sizes, dtype=...) for floating dtypes and "
+                 "torch.randint(0, N, sizes, dtype=...) for integer ones (with --local-ranks or "
+                 "--distributed, batch k is drawn after torch.manual_seed(seed + k))")
+      ->type_name("N");
   auto* train = sub.add_flag("--train", c.train, "Run the model in train mode");
   sub.add_flag("--eval", c.eval, "Run the model in eval mode (the default)")->excludes(train);
   if (as_torchinfo) {
@@ -117,13 +132,13 @@ inline c10::ScalarType scalar_type(const std::string& name) {
 /// tensors from files (a list in a file gives one per batch, cycled).
 class Inputs {
  public:
-  explicit Inputs(const Common& c) : int_high_(c.int_high) {
+  explicit Inputs(const Common& c) {
     if (c.input_sizes.empty() == c.input_files.empty())
       throw UsageError(c.input_sizes.empty()
                            ? "recorder: give the model's inputs: --input-size 1,3,224,224 (once "
                              "per input) or --input x.pt"
                            : "recorder: give either --input-size or --input, not both");
-    if (c.int_high < 1) throw UsageError("recorder: --int-high must be at least 1");
+    if (c.int_high && *c.int_high < 1) throw UsageError("recorder: --int-high must be at least 1");
     for (const std::string& s : c.input_sizes) sizes_.push_back(cli::parse_sizes(s));
     if (!c.dtypes.empty() && c.dtypes.size() != 1 && c.dtypes.size() != sizes_.size())
       throw UsageError("recorder: give --dtype once, or once per --input-size (" +
@@ -131,9 +146,22 @@ class Inputs {
                        " times");
     if (!c.dtypes.empty() && sizes_.empty())
       throw UsageError("recorder: --dtype applies to --input-size inputs only");
+    // --int-high alone makes token ids; given, it must have an integer input to apply to.
+    const std::string implied = c.int_high ? "int64" : "float32";
     for (std::size_t i = 0; i < sizes_.size(); ++i)
       dtypes_.push_back(
-          c.dtypes.empty() ? "float32" : cli::parse_dtype(c.dtypes[c.dtypes.size() == 1 ? 0 : i]));
+          c.dtypes.empty() ? implied : cli::parse_dtype(c.dtypes[c.dtypes.size() == 1 ? 0 : i]));
+    const bool integers = std::any_of(dtypes_.begin(), dtypes_.end(), cli::is_integer_dtype);
+    if (c.int_high && !integers)
+      throw UsageError(sizes_.empty()
+                           ? "recorder: --int-high applies to --input-size inputs, not to --input"
+                           : "recorder: --int-high applies to integer inputs, and --dtype makes "
+                             "none: give --dtype int64 (or leave --dtype out)");
+    if (integers && !c.int_high && c.values_matter)
+      throw UsageError(
+          "recorder: integer inputs are drawn from [0, --int-high): give --int-high (the "
+          "vocabulary size for token ids), or they would all be 0");
+    int_high_ = c.int_high.value_or(1);
     for (const std::string& f : c.input_files) files_.push_back(load_tensors(f));
   }
 
@@ -161,7 +189,8 @@ class Inputs {
  private:
   static std::vector<at::Tensor> load_tensors(const std::string& file) {
     std::ifstream in(file, std::ios::binary);
-    if (!in) throw UsageError("recorder: cannot read --input '" + file + "'");
+    if (!in)
+      throw UsageError("recorder: cannot read --input '" + file + "': " + std::strerror(errno));
     const std::vector<char> bytes{std::istreambuf_iterator<char>(in),
                                   std::istreambuf_iterator<char>()};
     c10::IValue v;
@@ -190,7 +219,7 @@ class Inputs {
   std::vector<std::vector<std::int64_t>> sizes_;
   std::vector<std::string> dtypes_;
   std::vector<std::vector<at::Tensor>> files_;
-  std::int64_t int_high_;
+  std::int64_t int_high_ = 1;
 };
 
 /// Whether torchinfo's forward of the model in `file` runs without the autograd paths the
@@ -227,6 +256,77 @@ inline void write_text(const std::string& out, const std::string& text) {
   }
 }
 
+/// The one line a command line CLI11 refused gets: what is wrong, and the help of the
+/// subcommand it was for ("(see recorder profile --help)"). Unexpected arguments are listed in
+/// the order they were given.
+inline std::string usage_error(const CLI::App& app, const CLI::ParseError& e) {
+  const std::vector<CLI::App*> subs = app.get_subcommands();
+  const CLI::App* sub = subs.empty() ? nullptr : subs.back();
+  const std::string help =
+      sub == nullptr ? "recorder --help" : "recorder " + sub->get_name() + " --help";
+  std::string what = e.what();
+  if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
+    std::vector<std::string> extras = (sub != nullptr ? sub : &app)->remaining();
+    if (extras.empty()) extras = app.remaining();
+    if (!extras.empty()) {
+      what = extras.size() == 1 ? "unexpected argument" : "unexpected arguments";
+      for (const std::string& x : extras) what += " " + x;
+    }
+  }
+  return "recorder: " + what + " (see " + help + ")";
+}
+
+// ---- the summary table's options, for every subcommand that prints it ----------------------
+
+struct TableArgs {
+  int depth = 3;
+  std::string columns{};
+  std::string row_settings{};
+  int col_width = 25;
+  bool ascii = false;
+  bool verbose = false;
+  bool all_outputs = false;
+  bool functional = false;
+};
+
+/// The table's options on `sub`; `columns_note` says what --columns means there.
+inline void add_table_options(CLI::App& sub, TableArgs& t, const std::string& columns_note) {
+  sub.add_option("--depth", t.depth, "Rows down to this depth (default 3)");
+  sub.add_option("--columns", t.columns,
+                 "Columns, comma-separated: input_size, output_size, num_params, params_percent, "
+                 "kernel_size, groups, mult_adds, trainable (" +
+                     columns_note + ")");
+  sub.add_option("--row-settings", t.row_settings,
+                 "Row labels, comma-separated: depth, var_names, ascii_only (default depth)");
+  sub.add_option(
+      "--col-width", t.col_width,
+      "Width of every column but the first (default " + std::to_string(t.col_width) + ")");
+  sub.add_flag("--ascii", t.ascii, "Tree drawn with ASCII characters");
+  sub.add_flag("--verbose", t.verbose,
+               "One row per parameter under each module (torchinfo's verbose=2)");
+  sub.add_flag("--all-outputs", t.all_outputs, "Shapes of every output, not just the first");
+  sub.add_flag("--functional-mult-adds", t.functional,
+               "Add the mult-adds of matmuls, convolutions and attention written as functions "
+               "(with --aten-ops: inside leaf modules too), which torchinfo misses");
+}
+
+inline recorder::SummaryOptions table_options(const TableArgs& t) {
+  recorder::SummaryOptions o;
+  o.depth = t.depth;
+  if (!t.columns.empty()) o.columns = cli::parse_columns(t.columns);
+  if (!t.row_settings.empty()) {
+    const cli::RowSettings r = cli::parse_row_settings(t.row_settings);
+    o.row_settings = r.rows;
+    o.ascii_only = r.ascii_only;
+  }
+  o.col_width = t.col_width;
+  o.ascii_only = o.ascii_only || t.ascii;
+  o.verbose = t.verbose;
+  o.all_outputs = t.all_outputs;
+  o.functional_mult_adds = t.functional;
+  return o;
+}
+
 /// "1 batch", "3 batches".
 inline std::string counted(std::size_t n, std::string_view noun) {
   std::string out = std::to_string(n) + " " + std::string(noun);
@@ -237,7 +337,8 @@ inline std::string counted(std::size_t n, std::string_view noun) {
 /// Prints the summary of what ran before a failure (when there is one); exit code 1.
 inline int partial_summary(const recorder::TraceError& e) {
   if (e.partial_trace()) {
-    std::cerr << "recorder: the model failed; the summary of what ran before the failure:\n";
+    std::cerr << "recorder: the model failed; standard output has the summary of what ran "
+                 "before the failure\n";
     std::cout << recorder::summary(*e.partial_trace());
   }
   return 1;

@@ -52,7 +52,8 @@ inline int run_draw(const DrawArgs& a) {
   std::optional<std::chrono::milliseconds> timeout;
   if (a.dot_timeout >= 0)
     timeout = std::chrono::milliseconds{static_cast<std::int64_t>(a.dot_timeout * 1000 + 0.5)};
-  const auto render = [&](const recorder::Trace& t) -> std::filesystem::path {
+  const auto render = [&](const recorder::Trace& t,
+                          const std::filesystem::path& out) -> std::filesystem::path {
     switch (format) {
       case cli::Format::dot:
         return recorder::render_to_file<recorder::backend::Dot>(t, o, out);
@@ -79,16 +80,21 @@ inline int run_draw(const DrawArgs& a) {
   } catch (const recorder::TraceError& e) {
     // What ran before the failure is drawn, the failed calls marked; main reports the failure.
     if (e.partial_trace()) {
-      const std::filesystem::path partial = render(*e.partial_trace());
+      // Never over a file the user has: beside it, as <name>.partial.<ext>.
+      std::filesystem::path target = out;
+      if (std::filesystem::exists(out))
+        target.replace_filename(out.stem().string() + ".partial" + out.extension().string());
+      const std::filesystem::path partial = render(*e.partial_trace(), target);
       std::cerr << first_line(e.what()) << "\n"
                 << "recorder: wrote the graph of what ran before the failure to "
-                << partial.string() << "\n";
+                << partial.string() << (target == out ? "" : " (" + out.string() + " is kept)")
+                << "\n";
       throw Reported(e);
     }
     throw;
   }
   const recorder::Trace& t = *traced;
-  const std::filesystem::path written = render(t);
+  const std::filesystem::path written = render(t, out);
   if (format == cli::Format::json) {
     std::cout << "wrote " << written.string() << ": the recorded graph, " << t.graph.size()
               << " nodes, " << t.graph.edge_count() << " edges\n";

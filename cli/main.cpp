@@ -66,7 +66,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "recorder: " << e.what() << " (see recorder --help)\n";
+    std::cerr << cli::usage_error(app, e) << "\n";
     return 2;
   }
 
@@ -82,6 +82,9 @@ int main(int argc, char** argv) {
     std::cerr << e.what() << "\n";
     return 2;
   } catch (const recorder::UnknownLayer& e) {
+    std::cerr << e.message(cli::cli_spelling) << "\n";
+    return 2;
+  } catch (const recorder::FileError& e) {  // an output it cannot write
     std::cerr << e.what() << "\n";
     return 2;
   } catch (const recorder::AmbiguousLayer& e) {

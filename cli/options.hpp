@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
+#include <cstring>
 #include <charconv>
 #include <cstdint>
 #include <filesystem>
@@ -226,6 +228,22 @@ inline std::vector<LayerAddress> parse_layers(std::string_view text) {
   return out;
 }
 
+/// An address as `--layers` writes it: `class:Conv2d` for the library's `by_class("Conv2d")`,
+/// `index:5` for `by_index(5)`; others as they are. For the library's errors
+/// (`UnknownLayer::message`).
+inline std::string cli_spelling(const std::string& address) {
+  const auto inside = [&](std::string_view head) -> std::optional<std::string> {
+    if (address.rfind(head, 0) != 0 || address.size() < head.size() + 1 || address.back() != ')')
+      return std::nullopt;
+    std::string v = address.substr(head.size(), address.size() - head.size() - 1);
+    if (v.size() >= 2 && v.front() == '"' && v.back() == '"') v = v.substr(1, v.size() - 2);
+    return v;
+  };
+  if (const auto c = inside("by_class(")) return "class:" + *c;
+  if (const auto i = inside("by_index(")) return "index:" + *i;
+  return address;
+}
+
 /// What `record --what` records (the library's `recorder::What`, without its ATen header).
 enum class Record { output, input, pre, grad_output, grad_input };
 
@@ -293,6 +311,14 @@ inline void check_writable(const std::filesystem::path& path) {
                      "' is not writable");
   if (std::filesystem::exists(path, ec) && ::access(path.c_str(), W_OK) != 0)
     throw UsageError("recorder: cannot write '" + path.string() + "': permission denied");
+  // What access() allows may still fail (root in /proc, a read-only mount): try a file there.
+  std::string probe = (folder / ".recorder-probe-XXXXXX").string();
+  const int fd = ::mkstemp(probe.data());
+  if (fd < 0)
+    throw UsageError("recorder: cannot write '" + path.string() + "': " + std::strerror(errno) +
+                     " (in folder '" + folder.string() + "')");
+  ::close(fd);
+  ::unlink(probe.c_str());
 }
 
 }  // namespace recorder::cli

@@ -18,7 +18,7 @@ struct ProfileArgs {
   Common common;
   int warmup = 3;
   int runs = 20;
-  int depth = 3;
+  TableArgs table{.col_width = 16};
   bool backward = false;
   bool expand_nested = false;
   std::string out;
@@ -80,12 +80,10 @@ inline int profile_with(const ProfileArgs& a, Ranks& ranks) {
   } else {
     times = recorder::call_times(timing);
   }
-  recorder::SummaryOptions o;
-  o.depth = a.depth;
-  o.columns = {recorder::SummaryColumn::output_size, recorder::SummaryColumn::num_params,
-               recorder::SummaryColumn::time, recorder::SummaryColumn::self_time,
-               recorder::SummaryColumn::time_percent};
-  o.col_width = 16;
+  recorder::SummaryOptions o = table_options(a.table);  // then the time columns
+  for (const auto c : {recorder::SummaryColumn::time, recorder::SummaryColumn::self_time,
+                       recorder::SummaryColumn::time_percent})
+    o.columns.push_back(c);
   o.times = &times;
   std::cout << recorder::summary(*last, o);
   std::cout << "Timed: " << counted(static_cast<std::size_t>(a.runs), "run");
@@ -109,7 +107,7 @@ inline int profile_with(const ProfileArgs& a, Ranks& ranks) {
               << " module calls and " << runs.back().ops.size() << " ops each\n";
   }
   if (!a.draw.empty()) {
-    const recorder::RenderOptions ro{.depth = a.depth, .expand_nested = a.expand_nested};
+    const recorder::RenderOptions ro{.depth = a.table.depth, .expand_nested = a.expand_nested};
     const std::filesystem::path path(a.draw);
     std::filesystem::path written;
     switch (cli::format_of(path).value_or(cli::Format::dot)) {
@@ -153,10 +151,11 @@ inline CLI::App* add_profile(CLI::App& app, ProfileArgs& a) {
       "profile",
       "Time every module call over several runs: the summary table with each call's time, self "
       "time and share, and (-o) a Chrome/Perfetto trace");
-  add_common(*sub, a.common);
+  add_common(*sub, a.common, /*as_torchinfo=*/false, /*values_matter=*/true);
   sub->add_option("--warmup", a.warmup, "Untimed runs first (default 3)");
   sub->add_option("--runs", a.runs, "Timed runs (default 20)");
-  sub->add_option("--depth", a.depth, "Rows down to this depth (default 3)");
+  add_table_options(*sub, a.table,
+                    "default output_size,num_params; the time, self time and share follow");
   sub->add_option("-o,--output", a.out,
                   "Write the Chrome trace (.trace.json when no extension) here");
   sub->add_option("--draw", a.draw,

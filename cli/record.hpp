@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -76,7 +77,16 @@ inline int record_with(const RecordArgs& a, std::vector<recorder::LayerAddress> 
   for (std::size_t i = 0; i < batches; ++i) {
     if (i % static_cast<std::size_t>(place.world) != static_cast<std::size_t>(place.rank)) continue;
     if (place.joined) torch::manual_seed(static_cast<std::uint64_t>(c.seed) + i);
-    const auto t = tracer.run(model, inputs.batch(i));
+    std::optional<recorder::Traced<c10::IValue>> traced;
+    try {
+      traced.emplace(tracer.run(model, inputs.batch(i)));
+    } catch (const recorder::TraceError& e) {
+      std::cerr << first_line(e.what()) << "\n"
+                << "recorder: that was batch " << i + 1 << " of " << batches
+                << "; nothing was written\n";
+      throw Reported{e};
+    }
+    const auto& t = *traced;
     if constexpr (gradients) {
       // The gradient of the sum of every floating output: what a scalar loss would give.
       at::Tensor loss;
@@ -167,7 +177,7 @@ inline CLI::App* add_record(CLI::App& app, RecordArgs& a) {
       "record",
       "Record the inputs, outputs or gradients of chosen layers over batches, reduced, into a file "
       "Python's torch.load reads");
-  add_common(*sub, a.common);
+  add_common(*sub, a.common, /*as_torchinfo=*/false, /*values_matter=*/true);
   sub->add_option(
          "--layers", a.layers,
          "Layers, comma-separated: paths (layer4, layer1.0.relu#1), depth-index labels (3-18), "

@@ -627,7 +627,27 @@ BOOST_AUTO_TEST_CASE(what_it_cannot_act_on_gets_one_line_exit_2_and_no_file) {
        "num_params, "
        "params_percent, kernel_size, groups, mult_adds, trainable)"},
       {{"summary", resnet, "--input-size", "1,3,8,8", "--train", "--eval"},
-       "recorder: --train excludes --eval (see recorder --help)"},
+       "recorder: --train excludes --eval (see recorder summary --help)"},
+      {{"profile", resnet, "--input-size", "1,3,8,8", "--bogus", "x", "y"},
+       "recorder: unexpected arguments --bogus x y (see recorder profile --help)"},
+      {{"summary", resnet, "--input-size", "1,3,8,8", "--int-high", "5", "--dtype", "float32"},
+       "recorder: --int-high applies to integer inputs, and --dtype makes none: give --dtype "
+       "int64 (or leave --dtype out)"},
+      {{"summary", resnet, "--input", model("x224.pt"), "--int-high", "5"},
+       "recorder: --int-high applies to --input-size inputs, not to --input"},
+      {{"record", resnet, "--input-size", "2,12", "--dtype", "int64", "--layers", "fc", "-o", out},
+       "recorder: integer inputs are drawn from [0, --int-high): give --int-high (the vocabulary "
+       "size for token ids), or they would all be 0"},
+      {{"profile", resnet, "--input-size", "2,12", "--dtype", "int32"},
+       "recorder: integer inputs are drawn from [0, --int-high): give --int-high (the vocabulary "
+       "size for token ids), or they would all be 0"},
+      {{"summary", resnet, "--input", (dir / "missing.pt").string()},
+       "recorder: cannot read --input '" + (dir / "missing.pt").string() +
+           "': No such file or directory"},
+      {{"record", resnet, "--input-size", "1,3,32,32", "--layers", "conv2", "-o", out},
+       "recorder: unknown layer 'conv2': no module has this path; modules of that name: "
+       "layer1.0.conv2, layer1.1.conv2, layer2.0.conv2, layer2.1.conv2, layer3.0.conv2, "
+       "layer3.1.conv2, layer4.0.conv2, layer4.1.conv2, class:Conv2d"},
       {{"draw", resnet, "--input-size", "1,3,8,8", "-o", (dir / "nowhere" / "out.svg").string()},
        "recorder: cannot write '" + (dir / "nowhere" / "out.svg").string() + "': '" +
            (dir / "nowhere").string() + "' does not exist"},
@@ -667,6 +687,68 @@ BOOST_AUTO_TEST_CASE(what_it_cannot_act_on_gets_one_line_exit_2_and_no_file) {
   BOOST_TEST(fs::is_empty(dir), "a refused command wrote a file");
 }
 
+BOOST_AUTO_TEST_CASE(the_command_line_speaks_its_own_syntax_and_refuses_what_it_cannot_write) {
+  const fs::path dir = scratch("syntax");
+  const std::string resnet = model("resnet18_script.pt");
+  // The library's by_class("Mlp") is the command line's class:Mlp.
+  const Run c = recorder_cli({"record", resnet, "--input-size", "1,3,32,32", "--layers",
+                              "class:Mlp,index:99", "-o", (dir / "x.pt").string()});
+  BOOST_TEST(c.code == 2);
+  BOOST_TEST(c.err.rfind("recorder: 2 unknown layers: 'class:Mlp' (no module of this class was "
+                         "called; classes present: ",
+                         0) == 0u,
+             c.err);
+  BOOST_TEST(occurrences(c.err, "by_class") == 0u, c.err);
+  BOOST_TEST(occurrences(c.err, "by_index") == 0u, c.err);
+  BOOST_TEST(occurrences(c.err, "'index:99'") == 1u, c.err);
+  // A folder access() allows but no file can be made in (root in /proc): exit 2 before the
+  // model runs, as for any output it cannot write.
+  const Run p = recorder_cli({"draw", resnet, "--input-size", "1,3,8,8", "-o", "/proc/x.svg"});
+  BOOST_TEST(p.code == 2);
+  BOOST_TEST(p.err.rfind("recorder: cannot write '/proc/x.svg': ", 0) == 0u, p.err);
+  BOOST_TEST(lines(p.err).size() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(profile_takes_the_tables_options) {
+  const Run r =
+      recorder_cli({"profile", model("resnet18_script.pt"), "--input-size", "1,3,32,32", "--warmup",
+                    "0", "--runs", "1", "--depth", "1", "--columns", "input_size,output_size",
+                    "--row-settings", "var_names", "--col-width", "20"});
+  BOOST_TEST(r.code == 0, r.err);
+  BOOST_TEST(occurrences(r.out,
+                         "Layer (type (var_name))                  Input Shape          "
+                         "Output Shape         Time                 Self Time            "
+                         "Time %\n") == 1u,
+             r.out);
+  BOOST_TEST(occurrences(r.out,
+                         "\n\u251c\u2500Conv2d (conv1)                         [1, 3, 32, "
+                         "32]       [1, 64, 16, 16]  ") == 1u,
+             r.out);
+  BOOST_TEST(occurrences(r.out, "Param #") == 0u);  // the chosen columns, then the times
+}
+
+BOOST_AUTO_TEST_CASE(int_high_alone_makes_token_ids_and_a_failing_batch_is_named) {
+  const fs::path dir = scratch("tokens");
+  // --int-high without --dtype: int64 token ids below it (the model embeds 100 ids).
+  const Run ok =
+      recorder_cli({"record", model("text_encoder_script.pt"), "--input-size", "2,12", "--int-high",
+                    "100", "--layers", "head", "--batches", "2", "-o", (dir / "ok.pt").string()});
+  BOOST_TEST(ok.code == 0, ok.err);
+  // Ids past the table: the batch that failed is named, and nothing is written.
+  const std::string out = (dir / "bad.pt").string();
+  const Run bad =
+      recorder_cli({"record", model("text_encoder_script.pt"), "--input-size", "2,12", "--int-high",
+                    "1000000", "--layers", "head", "--batches", "3", "-o", out});
+  BOOST_TEST(bad.code == 1);
+  const std::vector<std::string> err = lines(bad.err);
+  BOOST_REQUIRE(err.size() >= 3u);
+  BOOST_TEST(err[1] == "recorder: that was batch 1 of 3; nothing was written");
+  BOOST_TEST(err.back() ==
+             "recorder: the model failed; standard output has the summary of what ran before "
+             "the failure");
+  BOOST_TEST(!fs::exists(out));
+}
+
 BOOST_AUTO_TEST_CASE(a_model_that_fails_gives_exit_1_the_failing_layer_and_the_partial_summary) {
   const fs::path dir = scratch("failure");
   const Run r = recorder_cli({"summary", model("resnet18_script.pt"), "--input-size", "1,4,32,32"});
@@ -676,7 +758,8 @@ BOOST_AUTO_TEST_CASE(a_model_that_fails_gives_exit_1_the_failing_layer_and_the_p
                  "recorder: op 'conv2d' failed in module 'conv1' (Conv2d): Given groups=1, weight "
                  "of size [64, 3, 7, "
                  "7], expected input[1, 4, 32, 32] to have 3 channels, but got 4 channels instead",
-                 "recorder: the model failed; the summary of what ran before the failure:"}));
+                 "recorder: the model failed; standard output has the summary of what ran "
+                 "before the failure"}));
   const std::vector<std::string> table = lines(r.out);
   BOOST_REQUIRE(table.size() > 5u);
   BOOST_TEST(table[3] ==
@@ -691,4 +774,14 @@ BOOST_AUTO_TEST_CASE(a_model_that_fails_gives_exit_1_the_failing_layer_and_the_p
   BOOST_TEST(lines(d.err).at(1) ==
              "recorder: wrote the graph of what ran before the failure to " + dot);
   BOOST_TEST(occurrences(read(dot), "Conv2d<BR/>conv1<BR/>depth:1<BR/>failed</TD>") == 1u);
+  // Over an existing file, the partial graph goes beside it and the user's file is kept.
+  std::ofstream(dir / "mine.dot") << "my picture";
+  const Run k = recorder_cli({"draw", model("resnet18_script.pt"), "--input-size", "1,4,32,32",
+                              "-o", (dir / "mine.dot").string()});
+  BOOST_TEST(k.code == 1);
+  BOOST_TEST(lines(k.err).at(1) == "recorder: wrote the graph of what ran before the failure to " +
+                                       (dir / "mine.partial.dot").string() + " (" +
+                                       (dir / "mine.dot").string() + " is kept)");
+  BOOST_TEST(read(dir / "mine.dot") == "my picture");
+  BOOST_TEST(occurrences(read(dir / "mine.partial.dot"), "failed</TD>") >= 1u);
 }

@@ -196,5 +196,25 @@ BOOST_AUTO_TEST_CASE(outputs_are_checked_writable_before_the_run) {
              "recorder: cannot write '" + folder + "': it is a directory");
   BOOST_TEST(refusal([] { cli::check_writable("/dev/null/x.pt"); }) ==
              "recorder: cannot write '/dev/null/x.pt': '/dev/null' is not a folder");
+  BOOST_TEST(refusal([] {
+               cli::check_writable("/proc/x.svg");
+             }).rfind("recorder: cannot write '/proc/x.svg': ", 0) == 0u);
+  // The check leaves nothing behind.
+  std::size_t files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) files += e.is_regular_file();
+  BOOST_TEST(files == 1u);  // there.svg
   std::filesystem::remove_all(dir);
+}
+
+BOOST_AUTO_TEST_CASE(library_addresses_are_spelled_as_layers_writes_them) {
+  BOOST_TEST(cli::cli_spelling("by_class(\"Conv2d\")") == "class:Conv2d");
+  BOOST_TEST(cli::cli_spelling("by_index(5)") == "index:5");
+  BOOST_TEST(cli::cli_spelling("layer1.0.conv1") == "layer1.0.conv1");
+  BOOST_TEST(cli::cli_spelling("3-18") == "3-18");
+  BOOST_TEST(cli::cli_spelling("by_class(") == "by_class(");
+  // Every spelling reads back as the address it stands for.
+  for (const auto& a : {recorder::by_class("Mlp"), recorder::by_index(7)})
+    BOOST_TEST(
+        recorder::to_string(cli::parse_layers(cli::cli_spelling(recorder::to_string(a))).at(0)) ==
+        recorder::to_string(a));
 }
