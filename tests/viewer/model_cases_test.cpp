@@ -12,6 +12,7 @@
 #include "../render/fixtures.hpp"
 #include "../render/json_validator.hpp"
 #include "../render/synthetic.hpp"
+#include "search.hpp"
 #include <recorder/render/html.hpp>
 #include <recorder/render/visible.hpp>
 
@@ -32,6 +33,8 @@
 #endif
 
 namespace {
+
+using viewer_search::search;
 
 using recorder::Graph;
 using recorder::ModuleId;
@@ -126,37 +129,6 @@ struct Expect {
   std::vector<std::string> searches{};
   std::size_t budget = 1500;  // backend::Html's open_budget
 };
-
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
-/// What the viewer's search for `text` finds: module paths (path, name or class matches) and
-/// `path:op` of functions whose op matches, sorted, each once (as tests/viewer/pages_test.cpp).
-std::vector<std::string> search(const Graph& g, const std::string& text) {
-  std::string t = lower(text);
-  t.erase(0, t.find_first_not_of(" \t\n\r"));
-  t.erase(t.find_last_not_of(" \t\n\r") + 1);
-  std::set<std::string> found;
-  if (t.empty()) return {};
-  for (std::uint32_t i = 0; i < g.size(); ++i) {
-    const NodeId id{i};
-    if (g.kind(id) == NodeKind::module) {
-      const auto& m = g.module_of(id);
-      if (lower(m.path).find(t) != std::string::npos ||
-          lower(m.name).find(t) != std::string::npos ||
-          lower(m.class_name).find(t) != std::string::npos)
-        found.insert(m.path);
-    } else if (g.kind(id) == NodeKind::function) {
-      const std::string op(g.function(id).op);
-      if (lower(op).find(t) == std::string::npos) continue;
-      const NodeId p = g.node(id).parent;
-      found.insert((p.valid() ? g.module_of(p).path : std::string()) + ":" + op);
-    }
-  }
-  return {found.begin(), found.end()};
-}
 
 std::vector<std::string> written;  // the cases written so far, in order
 

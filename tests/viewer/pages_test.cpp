@@ -6,6 +6,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "../render/synthetic.hpp"
+#include "search.hpp"
 #include "models/resnet.hpp"
 #include <recorder/capture/facts.hpp>
 #include <recorder/render/html.hpp>
@@ -29,6 +30,8 @@
 #endif
 
 namespace {
+
+using viewer_search::search;
 
 using recorder::Graph;
 using recorder::NodeId;
@@ -65,34 +68,6 @@ std::vector<NodeId> expanded_set(const Graph& g, int d, const std::vector<std::s
     if (g.node(id).depth < d || named) out.push_back(id);
   }
   return out;
-}
-
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
-/// What the viewer's search for `text` finds: module paths (path, name or class matches) and
-/// `path:op` of functions whose op matches, sorted, each once.
-std::vector<std::string> search(const Graph& g, const std::string& text) {
-  const std::string t = lower(text);
-  std::set<std::string> found;
-  for (std::uint32_t i = 0; i < g.size(); ++i) {
-    const NodeId id{i};
-    if (g.kind(id) == NodeKind::module) {
-      const auto& m = g.module_of(id);
-      if (lower(m.path).find(t) != std::string::npos ||
-          lower(m.name).find(t) != std::string::npos ||
-          lower(m.class_name).find(t) != std::string::npos)
-        found.insert(m.path);
-    } else if (g.kind(id) == NodeKind::function) {
-      const std::string op(g.function(id).op);
-      if (lower(op).find(t) == std::string::npos) continue;
-      const NodeId p = g.node(id).parent;
-      found.insert((p.valid() ? g.module_of(p).path : std::string()) + ":" + op);
-    }
-  }
-  return {found.begin(), found.end()};
 }
 
 struct Expect {
