@@ -248,7 +248,7 @@ var RecorderViewer = typeof RecorderViewer === 'object' && RecorderViewer ? Reco
       if (kind[i] === 0) reached[i] = 1, stack.push(i), inputs++;
       else if (kind[i] === FUNCTION && !fed[i]) reached[i] = 2, stack.push(i);
     }
-    if (!m.doc.hide_unreached || !inputs) return reached.fill(1);
+    if (!inputs || (!m.doc.hide_unreached && !m.doc.hide_inner_tensors)) return reached.fill(1);
     for (let i = 0; i < n; i++) start[i + 1] += start[i];
     const next = new Uint32Array(start[n]);
     const fill = start.slice(0, n);
@@ -270,7 +270,9 @@ var RecorderViewer = typeof RecorderViewer === 'object' && RecorderViewer ? Reco
   function computeVisible(m, open) {
     const {n, kind, leaf, producer, depth} = m;
     const hide = !!m.doc.hide_inner_tensors;
-    const reached = m.reached || (m.reached = reachedFromInputs(m));
+    const reach = m.reached || (m.reached = reachedFromInputs(m));
+    // Shown ops: all of them, or (hide_unreached) those an input reaches.
+    const shown = (i) => !m.doc.hide_unreached || reach[i] === 1;
     const folds = (i) => kind[i] === MODULE && (leaf[i] === 1 || open[i] === 0);
     const folding = overParents(m, (i, p, fp) => (fp >= 0 ? fp : folds(i) ? i : -1));
     const isOp = (i) => i >= 0 && (kind[i] === FUNCTION || kind[i] === MODULE);
@@ -281,13 +283,23 @@ var RecorderViewer = typeof RecorderViewer === 'object' && RecorderViewer ? Reco
       const k = kind[i];
       let d;
       if (k <= 1) d = true;
-      else if (k >= FUNCTION) d = opDrawn(i) && reached[i] === 1;
+      else if (k >= FUNCTION) d = opDrawn(i) && shown(i);
       else if (k === 2) {
         const p = producer[i];
-        d = !hide && (isOp(p) ? opDrawn(p) && reached[p] === 1 : folding[i] < 0);
+        d = !hide && (isOp(p) ? opDrawn(p) && shown(p) : folding[i] < 0);
       }
       else d = !hide && folding[i] < 0;
       if (d) drawn[i] = 1, nv++;
+    }
+    // Drawn ops no input reaches read only constants and parameters: those are drawn too.
+    if (hide && !m.doc.hide_unreached) {
+      const E = m.edges;
+      for (let k = 0; k < E.length; k += 2) {
+        const a = E[k];
+        const b = E[k + 1];
+        if (a < 0 || b < 0 || a >= n || b >= n || drawn[a] || !drawn[b] || reach[b] !== 0) continue;
+        if ((kind[a] === 3 || kind[a] === 4) && isOp(b) && folding[a] < 0) drawn[a] = 1, nv++;
+      }
     }
     const vis = new Int32Array(nv);
     const rep = new Int32Array(n).fill(-1);

@@ -89,6 +89,51 @@ BOOST_AUTO_TEST_CASE(labels_look_like_torchview) {
   BOOST_TEST(s.find("red") == std::string::npos);
 }
 
+// Issue 34: where local names repeat (four GPT blocks, ResNet's layers), a node is named by the
+// shortest ending of its path that is its alone; an ending never starts with a list index.
+BOOST_AUTO_TEST_CASE(repeated_names_are_told_apart_by_their_path) {
+  testing::Builder b("GPT");
+  const ModuleId root = b.module("", "GPT", false);
+  const ModuleId tok = b.module("tok", "Embedding", true);
+  const ModuleId blocks = b.module("blocks", "ModuleList", false);
+  std::vector<ModuleId> block, ln1, fc;
+  for (int i = 0; i < 2; ++i) {
+    const std::string p = "blocks." + std::to_string(i);
+    block.push_back(b.module(p, "Block", false));
+    ln1.push_back(b.module(p + ".ln1", "LayerNorm", true));
+    b.module(p + ".mlp", "Mlp", false);
+    fc.push_back(b.module(p + ".mlp.fc", "Linear", true));
+  }
+  const ModuleId seq0 = b.module("head.0", "Linear", true);  // `0` alone is unique: still widened
+  const ModuleId fc_top = b.module("fc", "Linear", true);    // the whole path: nothing to widen
+  const detail::ModuleLabels labels = detail::module_labels(b.trace.graph);
+  BOOST_TEST(labels.size() == b.trace.graph.module_count());
+  BOOST_TEST(labels[root.value] == "GPT");
+  BOOST_TEST(labels[tok.value] == "tok");
+  BOOST_TEST(labels[blocks.value] == "blocks");
+  BOOST_TEST(labels[block[0].value] == "blocks.0");
+  BOOST_TEST(labels[block[1].value] == "blocks.1");
+  BOOST_TEST(labels[ln1[0].value] == "blocks.0.ln1");
+  BOOST_TEST(labels[ln1[1].value] == "blocks.1.ln1");
+  BOOST_TEST(labels[fc[1].value] == "blocks.1.mlp.fc");
+  BOOST_TEST(labels[seq0.value] == "head.0");
+  BOOST_TEST(labels[fc_top.value] == "fc");
+
+  // In the picture: the block call is drawn with its unambiguous name.
+  const NodeId x = b.input({1, 4});
+  b.begin(root, {x});
+  const NodeId h = b.leaf(tok, x, {1, 4, 8});
+  b.begin(block[0], {h});
+  const NodeId y = b.leaf(ln1[0], h, {1, 4, 8});
+  b.end({y});
+  b.end({y});
+  b.output(y);
+  const std::string s = dot(b.trace, {.depth = 1});
+  BOOST_TEST(s.find("Block<BR/>blocks.0<BR/>depth:1") != std::string::npos);
+  BOOST_TEST(dot(b.trace, {.depth = 2}).find("LayerNorm<BR/>blocks.0.ln1<BR/>depth:2") !=
+             std::string::npos);
+}
+
 BOOST_AUTO_TEST_CASE(shape_text) {
   const std::int64_t dims[] = {1, 128, 7};
   BOOST_TEST(detail::shape_repr(Shape(dims, 2)) == "(1, 128)");
@@ -217,7 +262,7 @@ BOOST_AUTO_TEST_CASE(clusters_nest_and_hold_their_nodes) {
   BOOST_TEST(s.find("\tsubgraph cluster_0 {\n"
                     "\t\tfontsize=12 label=<Sequential<BR/>layer1> labeljust=l style=dashed\n"
                     "\t\tsubgraph cluster_1 {\n"
-                    "\t\t\tfontsize=12 label=<BasicBlock<BR/>0> labeljust=l style=dashed\n"
+                    "\t\t\tfontsize=12 label=<BasicBlock<BR/>layer1.0> labeljust=l style=dashed\n"
                     "\t\t\tn4 [label=<\n") != std::string::npos);
   BOOST_TEST(s.find("\t\t\tsubgraph cluster_2 {\n"
                     "\t\t\t\tfontsize=12 label=<Sequential<BR/>downsample> labeljust=l "

@@ -106,7 +106,7 @@ BOOST_AUTO_TEST_CASE(page_embeds_every_recorded_node_and_ends_its_four_scripts) 
   BOOST_TEST(count(data, "\"depth\":1,\"requested_depth\":1") == 1u);
   // A module call's row: kind 6, parent, depth, label, module, depth-index, inputs, outputs.
   // Its depth-index is torchinfo's: `layers` (never called) is 1-1, `layers.0` 2-1.
-  BOOST_TEST(count(data, "\n[6,1,1,\"EncoderLayer\\n0\",1,\"2-1\",[0],") == 1u);
+  BOOST_TEST(count(data, "\n[6,1,1,\"EncoderLayer\\nlayers.0\",1,\"2-1\",[0],") == 1u);
 }
 
 BOOST_AUTO_TEST_CASE(hostile_names_are_data_not_markup) {

@@ -178,7 +178,7 @@ BOOST_AUTO_TEST_CASE(view_options_shapes_params_clusters) {
   BOOST_TEST(s.find("\"index\": 1,\n      \"call\": ") != std::string::npos);
   BOOST_TEST(
       s.find("\"parent\": 0,\n      \"path\": \"layer1.0\",\n      \"class\": \"BasicBlock\","
-             "\n      \"label\": \"BasicBlock\\n0\"") != std::string::npos);
+             "\n      \"label\": \"BasicBlock\\nlayer1.0\"") != std::string::npos);
   BOOST_TEST(s.find("\"cluster\": null") != std::string::npos);
   BOOST_TEST(s.find("\"cluster\": 2") != std::string::npos);  // downsample, inside layer1.0
 }

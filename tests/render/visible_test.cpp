@@ -7,6 +7,7 @@
 #include <recorder/graph/views.hpp>
 #include <recorder/render/visible.hpp>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -275,10 +276,17 @@ BOOST_AUTO_TEST_CASE(ops_no_input_reaches_are_hidden) {
 
   const VisibleGraph all = visible_graph(g, {.hide_unreached = false});
   BOOST_TEST(
-      node_names(g, all) == (Names{"input", "arange", "pos", "fc", "add", "full", "triu", "mul",
-                                   "slice", "rel", "sub", "scratch", "relu", "div", "output"}),
+      node_names(g, all) ==
+          (Names{"input", "arange", "pos", "fc", "add", "full", "triu", "mul", "constant",
+                 "slice", "rel", "sub", "scratch", "relu", "div", "output"}),
       tt::per_element());
-  BOOST_TEST(all.edges.size() == 15u);
+  // The slice's buffer is drawn as its input (issue 34): an op drawn without inputs reads as
+  // a mistake. The constant inside `scratch` stays in its box.
+  BOOST_TEST(all.edges.size() == 16u);
+  const Names all_edges = edge_names(g, all);
+  BOOST_TEST(std::count(all_edges.begin(), all_edges.end(), "constant -> slice") == 1);
+  // Without an input reaching it nothing changes: with hide_unreached on, no constant is drawn.
+  BOOST_TEST(views::count(g, NodeKind::constant) == 2u);
 
   // A graph without inputs hides nothing.
   Builder c("Constant");
@@ -592,11 +600,14 @@ BOOST_AUTO_TEST_CASE(module_functions_hidden_by_default) {
 BOOST_AUTO_TEST_CASE(module_functions_shown_open_the_leaf) {
   const Trace t = observed_mlp();
   const VisibleGraph vg = with(t, {.hide_module_functions = false, .hide_unreached = false});
-  // fc1 and fc2 are drawn through; relu has no recorded functions and stays one node.
-  BOOST_TEST(node_names(t.graph, vg) == (Names{"input", "t", "addmm", "relu", "linear", "output"}),
+  // fc1 and fc2 are drawn through; relu has no recorded functions and stays one node. `t`,
+  // which no input reaches, is drawn with the constant it reads.
+  BOOST_TEST(node_names(t.graph, vg) ==
+                 (Names{"input", "constant", "t", "addmm", "relu", "linear", "output"}),
              tt::per_element());
-  BOOST_TEST(edge_names(t.graph, vg) == (Names{"input -> addmm", "t -> addmm", "addmm -> relu",
-                                               "relu -> linear", "linear -> output"}),
+  BOOST_TEST(edge_names(t.graph, vg) ==
+                 (Names{"constant -> t", "input -> addmm", "t -> addmm", "addmm -> relu",
+                        "relu -> linear", "linear -> output"}),
              tt::per_element());
   BOOST_TEST(!vg.representative(views::calls_of_class(t.graph, "Linear").front()).has_value());
   // By default the weight's transpose is not drawn: it reads a parameter alone.
@@ -616,7 +627,7 @@ BOOST_AUTO_TEST_CASE(module_functions_shown_open_the_leaf) {
   const VisibleGraph nested =
       with(t, {.expand_nested = true, .hide_module_functions = false, .hide_unreached = false});
   BOOST_TEST(nested.clusters.size() == 2u);
-  BOOST_TEST(clusters_of(nested) == (Clusters{-1, 0, 0, -1, 1, -1}), tt::per_element());
+  BOOST_TEST(clusters_of(nested) == (Clusters{-1, 0, 0, 0, -1, 1, -1}), tt::per_element());
 }
 
 BOOST_AUTO_TEST_CASE(module_functions_reroute_an_unconsumed_input) {
@@ -635,6 +646,7 @@ BOOST_AUTO_TEST_CASE(module_functions_reroute_an_unconsumed_input) {
   b.output(h);
   const VisibleGraph vg = with(b.trace, {.hide_module_functions = false, .hide_unreached = false});
   BOOST_TEST(
-      edge_names(b.trace.graph, vg) == (Names{"input -> zeros", "zeros -> neg", "neg -> output"}),
+      edge_names(b.trace.graph, vg) ==
+          (Names{"input -> zeros", "constant -> zeros", "zeros -> neg", "neg -> output"}),
       tt::per_element());
 }

@@ -335,8 +335,19 @@ BOOST_AUTO_TEST_CASE(a_subscript_is_one_getitem_unless_aten_ops_are_asked) {
   // positions are traced, as torchview traces torch.arange's tensor, without a node).
   const auto drawn = recorder::visible_graph(t.graph, {});
   const auto all = recorder::visible_graph(t.graph, {.hide_unreached = false});
-  BOOST_TEST(all.nodes.size() == 16u);  // input, 13 functions, fc, output
+  BOOST_TEST(all.nodes.size() == 17u);  // input, the mask buffer, 13 functions, fc, output
   BOOST_TEST(drawn.nodes.size() == 13u);
+  // The buffer is drawn as the input of the __getitem__ that slices it (issue 34): an op drawn
+  // without inputs reads as a bug.
+  std::vector<std::string> buffer_edges;
+  for (const recorder::VisibleEdge& e : all.edges) {
+    const recorder::VisibleNode& from = all.nodes[e.from];
+    if (from.kind != recorder::NodeKind::constant) continue;
+    buffer_edges.push_back(recorder::detail::shape_repr(t.graph.shape(from.node)) + "->" +
+                           std::string(t.graph.function(all.nodes[e.to].node).op));
+  }
+  BOOST_TEST(buffer_edges == (std::vector<std::string>{"(8, 8)->__getitem__"}),
+             boost::test_tools::per_element());
 }
 
 BOOST_AUTO_TEST_CASE(every_module_path_is_exact_through_torchscripts_corners) {

@@ -37,20 +37,23 @@ inline std::string dot_value(std::string_view v) {
 /// than once: `Conv2d<BR/>conv1 (call 2/3)`. `rolled` > 1 says how many calls one rolled node
 /// stands for: `LSTMCell<BR/>cell (4 calls)`. A call inferred from parameters
 /// (`Graph::Node::inferred`) says so: `Linear<BR/>fc (inferred)`.
-inline std::string dot_module_title(const Graph& g, NodeId call, std::uint32_t rolled = 1) {
-  return join_lines(title_lines(g, call, rolled, true), "<BR/>", html_escape);
+inline std::string dot_module_title(const Graph& g, const ModuleLabels& labels, NodeId call,
+                                    std::uint32_t rolled = 1) {
+  return join_lines(title_lines(g, labels, call, rolled, true), "<BR/>", html_escape);
 }
 
 /// The first cell of a node's label (escaped HTML): what it is (`title_lines`, with
 /// ` (inferred)`), then its `status_lines` (depth, `failed`). `rolled` > 1 says how many calls
 /// one rolled node stands for.
-inline std::string dot_title(const Graph& g, NodeId id, std::uint32_t rolled = 1) {
-  return join_lines(title_lines(g, id, rolled, true), "<BR/>", html_escape) + "<BR/>" +
+inline std::string dot_title(const Graph& g, const ModuleLabels& labels, NodeId id,
+                             std::uint32_t rolled = 1) {
+  return join_lines(title_lines(g, labels, id, rolled, true), "<BR/>", html_escape) + "<BR/>" +
          join_lines(status_lines(g, id), "<BR/>");
 }
 
 /// Writes the node statement of visible node `i` to `out`, each line starting with `indent`.
-inline void write_dot_node(const Graph& g, const RenderOptions& options, const VisibleGraph& vg,
+inline void write_dot_node(const Graph& g, const ModuleLabels& labels, const RenderOptions& options,
+                           const VisibleGraph& vg,
                            std::size_t i, const NodeStyle& style, std::string_view indent,
                            std::string& out) {
   const VisibleNode& v = vg.nodes[i];
@@ -64,7 +67,7 @@ inline void write_dot_node(const Graph& g, const RenderOptions& options, const V
   out += "<TABLE BORDER=\"0\" CELLBORDER=\"1\" CELLSPACING=\"0\" CELLPADDING=\"4\"";
   if (!style.color.empty()) append(out, " COLOR=\"", html_escape(style.color), "\"");
   out += ">\n";
-  const std::string title = dot_title(g, v.node, v.calls);
+  const std::string title = dot_title(g, labels, v.node, v.calls);
   const bool params = options.show_params && v.kind == NodeKind::module;
   if (!options.show_shapes) {
     line();
@@ -110,6 +113,7 @@ inline void write_dot(const Trace& trace, const RenderOptions& options, const Vi
                       const std::vector<EdgeStyle>& edge_styles, std::string& out,
                       const std::vector<ClusterStyle>* cluster_styles = nullptr) {
   const Graph& g = trace.graph;
+  const ModuleLabels labels = module_labels(g);
   const std::string& name = options.graph_name.empty() ? trace.model_name : options.graph_name;
   out.reserve(out.size() + 512 + vg.nodes.size() * 330 + vg.edges.size() * 16);
 
@@ -127,7 +131,7 @@ inline void write_dot(const Trace& trace, const RenderOptions& options, const Vi
   walk_clusters(
       vg,
       [&](std::size_t i, std::size_t level) {
-        write_dot_node(g, options, vg, i, node_styles[i], tabs(level), out);
+        write_dot_node(g, labels, options, vg, i, node_styles[i], tabs(level), out);
       },
       [&](std::size_t k, std::size_t level) {
         const std::string indent = tabs(level);
@@ -138,7 +142,7 @@ inline void write_dot(const Trace& trace, const RenderOptions& options, const Vi
         const ModuleInfo& m = g.module_of(call);
         const std::uint32_t rolled = options.roll && m.param_count > 0 ? m.calls : 1;
         const ClusterStyle* style = cluster_styles ? &(*cluster_styles)[k] : nullptr;
-        append(out, indent, "\tfontsize=12 label=<", dot_module_title(g, call, rolled));
+        append(out, indent, "\tfontsize=12 label=<", dot_module_title(g, labels, call, rolled));
         if (style && !style->note.empty()) append(out, "<BR/>", html_escape(style->note));
         out += "> labeljust=l style=dashed";
         if (style && !style->color.empty()) append(out, " color=", dot_value(style->color));

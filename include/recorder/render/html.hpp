@@ -88,6 +88,7 @@ inline void write_viewer_data(const Trace& trace, const RenderOptions& options,
                               const std::vector<NodeFacts>& facts, std::size_t budget,
                               std::string& out) {
   const Graph& g = trace.graph;
+  const ModuleLabels labels = module_labels(g);
   const auto str = [&](std::string_view s) { append_script_json_string(out, s); };
   const auto num = [&](std::uint64_t v) { out += std::to_string(v); };
   const auto depth_or_null = [&](const std::optional<int>& d) {
@@ -180,7 +181,7 @@ inline void write_viewer_data(const Trace& trace, const RenderOptions& options,
     out += ',';
     num(nd.depth);
     out += ',';
-    str(join_lines(title_lines(g, id), "\n"));
+    str(join_lines(title_lines(g, labels, id), "\n"));
     out += ',';
     if (is_tensor_kind(nd.kind)) {
       const Graph::TensorData& t = g.tensor(id);

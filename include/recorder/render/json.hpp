@@ -252,6 +252,7 @@ inline void json_shapes(JsonWriter& w, const Graph& g, NodeList tensors) {
 inline void write_json_view(const Trace& trace, const RenderOptions& options, std::string& out) {
   const Graph& g = trace.graph;
   const VisibleGraph vg = visible_graph(g, options);
+  const ModuleLabels labels = module_labels(g);
   const auto index_or_null = [](JsonWriter& w, ClusterId c) {
     if (c.valid())
       w.number(std::uint64_t{c.value});
@@ -292,7 +293,7 @@ inline void write_json_view(const Trace& trace, const RenderOptions& options, st
     w.field("index", std::uint64_t{i});
     w.field("id", std::uint64_t{v.node.value});
     w.field("kind", to_string(v.kind));
-    w.field("label", join_lines(title_lines(g, v.node, v.calls), "\n"));
+    w.field("label", join_lines(title_lines(g, labels, v.node, v.calls), "\n"));
     w.field("depth", std::uint64_t{n.depth});
     w.field("calls", std::uint64_t{v.calls});
     w.key("cluster");
@@ -351,7 +352,7 @@ inline void write_json_view(const Trace& trace, const RenderOptions& options, st
     index_or_null(w, c.parent);
     w.field("path", m.path);
     w.field("class", m.class_name);
-    w.field("label", join_lines(title_lines(g, c.call), "\n"));
+    w.field("label", join_lines(title_lines(g, labels, c.call), "\n"));
     w.end_object();
   }
   w.end_array();

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -54,29 +55,81 @@ constexpr std::string_view tensor_role(NodeKind k) noexcept {
   return tensor_roles[static_cast<std::size_t>(k)];
 }
 
+/// The name a picture gives each module, indexed by `ModuleId`: its registered name
+/// (`ln1`) where no other module's path ends in it, else the shortest ending of its path that
+/// is its alone (`blocks.0.ln1`, `layer1.0.conv1`); an ending that would start with a list
+/// index takes one more part (`blocks.0`, not `0`). The root keeps its name (its class).
+/// torchview draws no names; where names are unambiguous this is the registered name as
+/// before, and a repeated one no longer reads the same in every block.
+using ModuleLabels = std::vector<std::string>;
+
+inline ModuleLabels module_labels(const Graph& g) {
+  const std::vector<ModuleInfo>& modules = g.modules();
+  // How many distinct paths end in each dotted ending (`ln1`, `0.ln1`, `blocks.0.ln1`, ...).
+  std::vector<std::string_view> paths;
+  paths.reserve(modules.size());
+  for (const ModuleInfo& m : modules)
+    if (!m.path.empty()) paths.emplace_back(m.path);
+  std::sort(paths.begin(), paths.end());
+  paths.erase(std::unique(paths.begin(), paths.end()), paths.end());
+  // Where each dotted part of a path starts: an ending is the path from one of them on.
+  const auto part_starts = [](std::string_view p) {
+    std::vector<std::size_t> starts{0};
+    for (std::size_t i = 0; i < p.size(); ++i)
+      if (p[i] == '.') starts.push_back(i + 1);
+    return starts;
+  };
+  std::unordered_map<std::string_view, std::uint32_t> endings;
+  endings.reserve(paths.size() * 3);
+  for (std::string_view p : paths)
+    for (std::size_t start : part_starts(p)) ++endings[p.substr(start)];
+  const auto is_index = [](std::string_view part) {
+    return !part.empty() &&
+           std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  ModuleLabels out;
+  out.reserve(modules.size());
+  for (const ModuleInfo& m : modules) {
+    const std::string_view p = m.path;
+    if (p.empty()) {
+      out.push_back(m.name);
+      continue;
+    }
+    const std::vector<std::size_t> starts = part_starts(p);
+    std::size_t k = starts.size() - 1;  // the part the ending starts at: the last one first
+    while (k > 0 && endings[p.substr(starts[k])] > 1) --k;
+    if (k > 0 && is_index(p.substr(starts[k], p.find('.', starts[k]) - starts[k]))) --k;
+    out.emplace_back(p.substr(starts[k]));
+  }
+  return out;
+}
+
 /// What a picture says a node is, one unescaped line per item: a module call's class, then its
-/// registered name when it differs, with ` (call 2/3)` for a reused module or ` (4 calls)` for
-/// a node `rolled` from several calls; an op's name (`add_` when in place, ` (4 calls)` when
+/// `module_labels` name when it differs, with ` (call 2/3)` for a reused module or ` (4 calls)`
+/// for a node `rolled` from several calls; an op's name (`add_` when in place, ` (4 calls)` when
 /// rolled); a tensor's role (`input-tensor`, `hidden-tensor`, ...) and name. With
 /// `mark_inferred`, a call inferred from parameters (`Graph::Node::inferred`) ends in
-/// ` (inferred)` (DOT says so; Mermaid and the JSON view do not).
-inline std::vector<std::string> title_lines(const Graph& g, NodeId id, std::uint32_t rolled = 1,
-                                            bool mark_inferred = false) {
+/// ` (inferred)` (DOT says so; Mermaid and the JSON view do not). `labels` is
+/// `module_labels(g)`.
+inline std::vector<std::string> title_lines(const Graph& g, const ModuleLabels& labels, NodeId id,
+                                            std::uint32_t rolled = 1, bool mark_inferred = false) {
   const Graph::Node& n = g.node(id);
   const std::string times = rolled > 1 ? " (" + std::to_string(rolled) + " calls)" : "";
   switch (n.kind) {
     case NodeKind::function:
       return {std::string(g.function(id).op) + (n.inplace ? "_" : "") + times};
     case NodeKind::module: {
-      const ModuleInfo& m = g.module_of(id);
+      const ModuleId mid = g.call(id).module;
+      const ModuleInfo& m = g.module(mid);
+      const std::string& name = mid.value < labels.size() ? labels[mid.value] : m.name;
       std::vector<std::string> out{m.class_name};
       std::string suffix = times;
       if (rolled <= 1 && m.calls > 1)
         suffix = " (call " + std::to_string(g.call(id).call_index + 1) + "/" +
                  std::to_string(m.calls) + ")";
       if (mark_inferred && n.inferred) suffix += " (inferred)";
-      if (!m.name.empty() && m.name != m.class_name)
-        out.push_back(m.name + suffix);
+      if (!name.empty() && name != m.class_name)
+        out.push_back(name + suffix);
       else
         out.back() += suffix;
       return out;

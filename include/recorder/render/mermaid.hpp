@@ -58,9 +58,9 @@ inline std::string mermaid_lines(const std::vector<std::string>& lines) {
 }
 
 /// The escaped label of visible node `i`: title lines, depth, `failed`, shapes, parameters.
-inline std::string mermaid_label(const Graph& g, const RenderOptions& options,
-                                 const VisibleNode& v) {
-  std::string out = mermaid_lines(title_lines(g, v.node, v.calls));
+inline std::string mermaid_label(const Graph& g, const ModuleLabels& labels,
+                                 const RenderOptions& options, const VisibleNode& v) {
+  std::string out = mermaid_lines(title_lines(g, labels, v.node, v.calls));
   out += "<br>" + join_lines(status_lines(g, v.node), "<br>");
   if (options.show_shapes) {
     if (is_tensor_kind(v.kind))
@@ -77,6 +77,7 @@ inline std::string mermaid_label(const Graph& g, const RenderOptions& options,
 inline void write_mermaid(const Trace& trace, const RenderOptions& options, std::string& out) {
   const Graph& g = trace.graph;
   const VisibleGraph vg = visible_graph(g, options);
+  const ModuleLabels labels = module_labels(g);
   const std::string& name = options.graph_name.empty() ? trace.model_name : options.graph_name;
 
   // The title as a YAML double-quoted scalar (JSON's escapes are valid there).
@@ -87,13 +88,13 @@ inline void write_mermaid(const Trace& trace, const RenderOptions& options, std:
 
   const auto write_node = [&](std::size_t i, const std::string& indent) {
     out +=
-        indent + "n" + std::to_string(i) + "[\"" + mermaid_label(g, options, vg.nodes[i]) + "\"]\n";
+        indent + "n" + std::to_string(i) + "[\"" + mermaid_label(g, labels, options, vg.nodes[i]) + "\"]\n";
   };
   const auto tabs = [](std::size_t level) { return std::string(level + 1, '\t'); };
   walk_clusters(
       vg, [&](std::size_t i, std::size_t level) { write_node(i, tabs(level)); },
       [&](std::size_t k, std::size_t level) {
-        const std::string label = mermaid_lines(title_lines(g, vg.clusters[k].call));
+        const std::string label = mermaid_lines(title_lines(g, labels, vg.clusters[k].call));
         out += tabs(level) + "subgraph c" + std::to_string(k) + "[\"" + label + "\"]\n";
       },
       [&](std::size_t, std::size_t level) { out += tabs(level) + "end\n"; });

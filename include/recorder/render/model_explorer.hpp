@@ -93,8 +93,8 @@ inline void write_model_explorer(const Trace& trace, const RenderOptions& option
     const NodeId id = v.node;
     out += i > 0 ? ",\n        {" : "\n        {";
     out += "\"id\": \"" + std::to_string(id.value) + "\", \"label\": \"";
-    const std::vector<std::string> title = title_lines(g, id);
-    out += json_escape(v.kind == NodeKind::module ? g.module_of(id).class_name : title.front());
+    out += json_escape(v.kind == NodeKind::module ? g.module_of(id).class_name
+                                                  : title_lines(g, {}, id).front());
     out += "\", \"namespace\": \"";
     out += json_escape(namespace_of(id));
     out += "\", \"attrs\": [";

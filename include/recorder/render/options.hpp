@@ -43,7 +43,8 @@ struct RenderOptions {
   /// Ops that no model input reaches are not drawn, nor what they make: they read only
   /// parameters, buffers, constants or nothing (`torch.arange` for positions, a mask sliced
   /// from a buffer, a relative position bias). torchview traces from the inputs and never sees
-  /// them. Off: everything recorded is drawn.
+  /// them. Off: everything recorded is drawn, with the buffers and parameters such an op reads
+  /// as its inputs (a constant- or parameter-tensor node, even when `hide_inner_tensors`).
   bool hide_unreached = true;
 };
 

@@ -194,9 +194,10 @@ inline std::vector<Reach> reached_from_inputs(const Graph& g) {
 ///   (`detail::reached_from_inputs`), and an op without tensor operands, is not drawn where it
 ///   would be drawn as itself, nor a tensor it made; edges from or to it are dropped;
 /// - with `hide_inner_tensors`, intermediate tensors are contracted (an edge t -> op becomes
-///   producer -> op), constants and parameters are hidden; without it, an intermediate tensor
-///   is drawn when its producer is drawn as itself, and constants and parameters when they
-///   are not inside a box;
+///   producer -> op), constants and parameters are hidden, except, without `hide_unreached`,
+///   those outside boxes read by a drawn op that no input reaches (a buffer sliced into a
+///   mask: the op's only inputs); without it, an intermediate tensor is drawn when its
+///   producer is drawn as itself, and constants and parameters when they are not inside a box;
 /// - self-loops are dropped and parallel edges kept once, in first-seen order, with `count`
 ///   the number of distinct tensors flowing along them (a tensor used twice by the same node
 ///   counts once; a box fed one tensor at two places inside counts once);
@@ -272,10 +273,16 @@ struct VisibleSteps {
 /// outputs, ops, intermediate tensors, constants and parameters, and what no input reaches).
 inline std::vector<char> drawn_nodes(const VisibleSteps& s) {
   const std::size_t n = s.size();
-  const std::vector<Reach> reach =
-      s.options.hide_unreached ? reached_from_inputs(s.g) : std::vector<Reach>(n, Reach::yes);
-  const auto reached = [&](std::uint32_t i) { return reach[i] == Reach::yes; };
   const bool hide = s.options.hide_inner_tensors;
+  // Reach is needed to hide what no input reaches, and, when that is drawn, to draw the
+  // constants and parameters it reads (with `hide_inner_tensors`; without it they are drawn).
+  const bool sources = !s.options.hide_unreached && hide;
+  const std::vector<Reach> reach = s.options.hide_unreached || sources
+                                       ? reached_from_inputs(s.g)
+                                       : std::vector<Reach>(n, Reach::yes);
+  const auto reached = [&](std::uint32_t i) {
+    return !s.options.hide_unreached || reach[i] == Reach::yes;
+  };
   std::vector<char> drawn(n, 0);
   for (std::uint32_t i = 0; i < n; ++i) {
     const NodeId id{i};
@@ -300,6 +307,16 @@ inline std::vector<char> drawn_nodes(const VisibleSteps& s) {
         break;
     }
   }
+  // An op no input reaches, drawn as itself, reads only constants and parameters (a mask
+  // sliced from a buffer, a bias table indexed): they are its inputs, so they are drawn.
+  if (sources)
+    for (const Edge& e : s.g.edges()) {
+      if (e.from.value >= n || e.to.value >= n || !drawn[e.to.value] ||
+          reach[e.to.value] != Reach::no || !s.is_op(e.to) || s.folding[e.from.value].valid())
+        continue;
+      const NodeKind k = s.g.kind(e.from);
+      if (k == NodeKind::constant || k == NodeKind::parameter) drawn[e.from.value] = 1;
+    }
   return drawn;
 }
 
