@@ -135,8 +135,9 @@ inline CLI::App* add_draw(CLI::App& app, DrawArgs& a) {
   sub->add_flag("--show-params", a.show_params, "Show parameter counts on module nodes");
   sub->add_flag("--show-unreached", a.unreached,
                 "Draw the ops no model input reaches too (torch.arange for positions, a mask "
-                "sliced from a buffer): torchview, tracing from the inputs, never sees them, "
-                "so by default they are not drawn. With --aten-ops: the aten-level picture");
+                "sliced from a buffer), with the buffers and parameters they read as their "
+                "inputs: torchview, tracing from the inputs, never sees them, so by default "
+                "they are not drawn. With --aten-ops: the aten-level picture");
   sub->add_flag("--not-strict", a.not_strict, "Draw parallel edges once per tensor, not merged");
   sub->add_option("--graph-name", a.graph_name, "The graph's name (default: the model's class)");
   sub->add_option(

@@ -159,8 +159,8 @@ inline CLI::App* add_profile(CLI::App& app, ProfileArgs& a) {
   sub->add_option("-o,--output", a.out,
                   "Write the Chrome trace (.trace.json when no extension) here");
   sub->add_option("--draw", a.draw,
-                  "Draw the graph to --depth with module calls coloured by time (.svg, "
-                  ".png, else DOT)");
+                  "Draw the graph to --depth with module calls coloured by time, each call's "
+                  "time and share in its box (.svg, .png, else DOT)");
   sub->add_flag("--backward", a.backward,
                 "Also time each call's backward (the inputs require grad; the sum of "
                 "the outputs is back-propagated): a second span set in the trace");

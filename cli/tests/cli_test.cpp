@@ -303,6 +303,33 @@ BOOST_AUTO_TEST_CASE(profile_draws_nested_modules_as_clusters_bordered_by_time) 
       occurrences(dot, "%)> labeljust=l style=dashed color=\"#7f0000\" penwidth=2 tooltip=") == 1u);
   // conv1, bn1, relu, maxpool, the 8 BasicBlocks, avgpool, fc
   BOOST_TEST(occurrences(dot, "fillcolor=\"#") == 14u);
+  // Each time is the last row of its node's box, never a label Graphviz floats beside the
+  // nearest edge (issue 34).
+  BOOST_TEST(occurrences(dot, "xlabel") == 0u);
+  BOOST_TEST(occurrences(dot, "%)</TD></TR>\n") == 14u);
+}
+
+// Where local names repeat, a node says which one it is (issue 34): the encoder's two layers
+// read `layers.0` and `layers.1` (not `0`), their norms `layers.1.norm2`; a name that occurs
+// once stays as it is, torchview's look.
+BOOST_AUTO_TEST_CASE(draw_names_repeated_layers_by_the_end_of_their_path) {
+  const fs::path dir = scratch("draw_names");
+  const std::string out = (dir / "encoder.dot").string();
+  const auto draw = [&](const char* depth) {
+    const Run r = recorder_cli({"draw", model("text_encoder_script.pt"), "--input-size", "2,12",
+                                "--int-high", "100", "--depth", depth, "-o", out});
+    BOOST_TEST(r.code == 0, r.err);
+    return read(out);
+  };
+  const std::string d2 = draw("2");
+  BOOST_TEST(occurrences(d2, ">TransformerEncoderLayer<BR/>layers.0<BR/>depth:2</TD>") == 1u);
+  BOOST_TEST(occurrences(d2, ">TransformerEncoderLayer<BR/>layers.1<BR/>depth:2</TD>") == 1u);
+  BOOST_TEST(occurrences(d2, ">Embedding<BR/>embedding<BR/>depth:1</TD>") == 1u);
+  BOOST_TEST(occurrences(d2, ">Linear<BR/>head<BR/>depth:1</TD>") == 1u);
+  const std::string d3 = draw("3");
+  BOOST_TEST(occurrences(d3, "<BR/>layers.0.norm2<BR/>depth:3</TD>") == 1u);
+  BOOST_TEST(occurrences(d3, "<BR/>layers.1.norm2<BR/>depth:3</TD>") == 1u);
+  BOOST_TEST(occurrences(d3, "<BR/>norm2<BR/>") == 0u);
 }
 
 BOOST_AUTO_TEST_CASE(profile_on_local_ranks_times_every_rank_into_one_table_and_one_trace) {
@@ -388,12 +415,15 @@ BOOST_AUTO_TEST_CASE(draw_is_torchviews_picture_unless_the_aten_level_is_asked) 
   const std::string unreached = draw({"--show-unreached"});
   BOOST_TEST(occurrences(unreached, ">__getitem__<BR/>depth:1</TD>") == 4u);  // the mask's too
   BOOST_TEST(occurrences(unreached, ">arange<BR/>depth:1</TD>") == 1u);
-  BOOST_TEST(occurrences(unreached, "[label=<") == 16u);
+  BOOST_TEST(occurrences(unreached, "[label=<") == 17u);
+  // The mask's buffer is drawn as what its __getitem__ reads (issue 34).
+  BOOST_TEST(occurrences(unreached, ">constant-tensor<BR/>depth:1</TD><TD>(8, 8)</TD>") == 1u);
   const std::string aten = draw({"--aten-ops", "--show-unreached"});
   BOOST_TEST(aten.find("__getitem__") == std::string::npos);
   BOOST_TEST(occurrences(aten, ">slice<BR/>depth:1</TD>") == 6u);
   BOOST_TEST(occurrences(aten, ">select<BR/>depth:1</TD>") == 2u);
-  BOOST_TEST(occurrences(aten, "[label=<") == 20u);
+  BOOST_TEST(occurrences(aten, "[label=<") == 21u);
+  BOOST_TEST(occurrences(aten, ">constant-tensor<BR/>depth:1</TD><TD>(8, 8)</TD>") == 1u);
 }
 
 // ---- record ---------------------------------------------------------------------------------
@@ -743,6 +773,12 @@ BOOST_AUTO_TEST_CASE(int_high_alone_makes_token_ids_and_a_failing_batch_is_named
   const std::vector<std::string> err = lines(bad.err);
   BOOST_REQUIRE(err.size() >= 3u);
   BOOST_TEST(err[1] == "recorder: that was batch 1 of 3; nothing was written");
+  // libtorch says "index out of range in self"; the error names the index and the table.
+  BOOST_TEST(err[0].starts_with("recorder: op 'embedding' failed in module 'embedding' "
+                                "(Embedding): index out of range in self (index "),
+             err[0]);
+  BOOST_TEST(err[0].ends_with(" given to an Embedding of 100 rows: ids must lie in [0, 100))"),
+             err[0]);
   BOOST_TEST(err.back() ==
              "recorder: the model failed; standard output has the summary of what ran before "
              "the failure");
@@ -762,8 +798,10 @@ BOOST_AUTO_TEST_CASE(a_model_that_fails_gives_exit_1_the_failing_layer_and_the_p
                  "before the failure"}));
   const std::vector<std::string> table = lines(r.out);
   BOOST_REQUIRE(table.size() > 5u);
+  // The root shows `--`, as it does when the run completes, not the parameters of what never
+  // ran (issue 34).
   BOOST_TEST(table[3] ==
-             "ResNet (failed)                          --                        11,680,104");
+             "ResNet (failed)                          --                        --");
   BOOST_TEST(table[4] ==
              "├─Conv2d: 1-1 (failed)                   --                        9,408");
   // draw still writes the graph of what ran, the failed calls marked.

@@ -263,6 +263,55 @@ BOOST_AUTO_TEST_CASE(a_leaf_that_throws) {
   BOOST_TEST(outs["fc1"].samples() == 3u);
 }
 
+// An Embedding given a token id outside its table (issue 34): libtorch says only "index out of
+// range in self"; the error names the index and the table's size, and the partial summary's
+// root row shows `--`, as a completed run's does, not the parameters of what never ran.
+struct TokensImpl : torch::nn::Module {
+  recorder::Module<torch::nn::Embedding> embed{
+      register_module("embed", torch::nn::Embedding(10, 4))};
+  recorder::Module<torch::nn::Linear> head{register_module("head", torch::nn::Linear(4, 2))};
+
+  template <recorder::tensor_like T>
+  T forward(T ids) {
+    return head(embed(ids));
+  }
+};
+TORCH_MODULE(Tokens);
+
+BOOST_AUTO_TEST_CASE(an_embedding_index_error_names_the_index_and_the_table) {
+  Tokens net;
+  recorder::Tracer<rr::Structure> tracer({.no_grad = true});
+  const at::Tensor ok = torch::tensor({{1, 9, 0}}, torch::kLong);
+  const std::string done = recorder::render_to_string<recorder::backend::Summary>(
+      tracer.run(net, ok), {});
+  BOOST_TEST(done.find("Tokens                                   [1, 3, 2]                 --") !=
+             std::string::npos);
+  try {
+    tracer.run(net, torch::tensor({{1, 12, 3}}, torch::kLong));
+    BOOST_FAIL("no exception");
+  } catch (const recorder::TraceError& e) {
+    BOOST_TEST(e.failure().module_path == "embed");
+    const std::string& m = e.failure().message;
+    BOOST_TEST(m.find("index out of range") != std::string::npos, m);
+    BOOST_TEST(m.ends_with(" (index 12 given to an Embedding of 10 rows: ids must lie in [0, 10))"),
+               m);
+    BOOST_REQUIRE(e.partial_trace());
+    const std::string partial =
+        recorder::render_to_string<recorder::backend::Summary>(*e.partial_trace(), {});
+    BOOST_TEST(partial.find("Tokens (failed)                          --                        --\n") !=
+                   std::string::npos,
+               partial);
+  }
+  try {  // a negative id is named too
+    tracer.run(net, torch::tensor({{-3, 1}}, torch::kLong));
+    BOOST_FAIL("no exception");
+  } catch (const recorder::TraceError& e) {
+    BOOST_TEST(e.failure().message.ends_with(
+                   " (index -3 given to an Embedding of 10 rows: ids must lie in [0, 10))"),
+               e.failure().message);
+  }
+}
+
 // A reduction throws while it folds a value in: the forward fails, the layer's state is the
 // one before (not half-updated), the next run is clean and adds one sample.
 BOOST_AUTO_TEST_CASE(a_reduction_that_throws) {

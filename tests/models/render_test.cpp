@@ -133,14 +133,16 @@ BOOST_AUTO_TEST_CASE(module_functions_of_leaf_modules,
   models::MLP model;
   auto t = recorder::Tracer<recorder::record::AtenOps>{}.run(model, torch::randn({1, 784}));
   BOOST_TEST((counts(t, {}) == std::pair<std::size_t, std::size_t>{7, 6}));
-  // The weights' transposes (`t`) read a parameter alone: drawn only with hide_unreached off.
+  // The weights' transposes (`t`) read a parameter alone: drawn only with hide_unreached off,
+  // and then with the weight they read.
   BOOST_TEST(
       test::describe_visible(t, {.hide_module_functions = false}).first ==
           (std::vector<std::string>{"input", "addmm", "relu", "addmm", "relu", "addmm", "output"}),
       boost::test_tools::per_element());
   const recorder::RenderOptions aten{.hide_module_functions = false, .hide_unreached = false};
   const auto [nodes, edges] = test::describe_visible(t, aten);
-  BOOST_TEST(nodes == (std::vector<std::string>{"input", "t", "addmm", "relu", "t", "addmm", "relu",
+  BOOST_TEST(nodes == (std::vector<std::string>{"input", "parameter", "t", "addmm", "relu",
+                                                "parameter", "t", "addmm", "relu", "parameter",
                                                 "t", "addmm", "output"}),
              boost::test_tools::per_element());
   recorder::testing::check_golden("mlp_module_functions.dot",

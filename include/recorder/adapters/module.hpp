@@ -140,7 +140,8 @@ auto call_leaf(Session& s, const torch::nn::Module& m, Run run, const A&... args
       // Where it failed is the op the observer saw throw, in the innermost call open then (an
       // inferred submodule call, if any); the inferred calls then close failed.
       try {
-        call.fail(observer ? std::string_view(observer->failed_op()) : std::string_view{});
+        call.fail(observer ? std::string_view(observer->failed_op()) : std::string_view{},
+                  tensors_of(args...));
       } catch (...) {
         if (observer) observer->abandon();
         throw;

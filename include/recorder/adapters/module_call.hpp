@@ -93,10 +93,11 @@ class ModuleCall {
 
   /// Inside a `catch`: marks the call failed, records the failure (at `op`, when known, in the
   /// innermost open call) unless a deeper one was, and throws a `TraceError` with the exception
-  /// being handled nested (a `TraceError` passes through as it is).
-  [[noreturn]] void fail(std::string_view op = {}) {
+  /// being handled nested (a `TraceError` passes through as it is). `inputs`, the call's tensor
+  /// arguments, let an index error say which index and how many rows (`explain_index_error`).
+  [[noreturn]] void fail(std::string_view op = {}, std::span<const at::Tensor> inputs = {}) {
     s_.graph.set_failed(call_);
-    throw_failure(s_, op);
+    throw_failure(s_, op, inputs);
   }
 
  private:

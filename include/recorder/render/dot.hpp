@@ -69,19 +69,24 @@ inline void write_dot_node(const Graph& g, const ModuleLabels& labels, const Ren
   out += ">\n";
   const std::string title = dot_title(g, labels, v.node, v.calls);
   const bool params = options.show_params && v.kind == NodeKind::module;
+  // A row across the whole table: the parameter count, the styler's note.
+  const auto wide_row = [&](std::string_view open, std::string_view text) {
+    line();
+    append(out, open, text, "</TD></TR>\n");
+  };
+  std::string_view wide = "<TR><TD COLSPAN=\"5\">";
   if (!options.show_shapes) {
     line();
     append(out, "<TR><TD>", title, "</TD></TR>\n");
-    if (params) {
-      line();
-      append(out, "<TR><TD>params: ", with_thousands(g.module_of(v.node).param_count),
-             "</TD></TR>\n");
-    }
+    wide = "<TR><TD>";
+    if (params)
+      wide_row(wide, "params: " + with_thousands(g.module_of(v.node).param_count));
   } else if (is_tensor_kind(v.kind)) {
     line();
     append(out, "<TR><TD>", title, "</TD><TD>");
     append_shape(out, g.shape(v.node));
     out += "</TD></TR>\n";
+    wide = "<TR><TD COLSPAN=\"2\">";
   } else {
     line();
     append(out, "<TR><TD ROWSPAN=\"2\">", title,
@@ -92,12 +97,10 @@ inline void write_dot_node(const Graph& g, const ModuleLabels& labels, const Ren
     out += "<TR><TD COLSPAN=\"2\">output:</TD><TD COLSPAN=\"2\">";
     append_shapes(out, g, v.outputs);
     out += "</TD></TR>\n";
-    if (params) {
-      line();
-      append(out, "<TR><TD COLSPAN=\"5\">params: ", with_thousands(g.module_of(v.node).param_count),
-             "</TD></TR>\n");
-    }
+    if (params)
+      wide_row(wide, "params: " + with_thousands(g.module_of(v.node).param_count));
   }
+  if (!style.note.empty()) wide_row(wide, html_escape(style.note));
   line();
   out += "</TABLE>>";
   if (!style.fillcolor.empty()) append(out, " fillcolor=", dot_value(style.fillcolor));

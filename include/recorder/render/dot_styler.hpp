@@ -16,6 +16,10 @@ namespace recorder {
 struct NodeStyle {
   std::string fillcolor{};  ///< `fillcolor=...`: "aliceblue", "#ffcccc"
   std::string color{};      ///< border colour: `color=...` on the node and its table
+  /// A last row inside the node's table (plain text: escaped when written), so it reads as
+  /// the node's own: `1.25 ms (12.5%)`. Graphviz places an `xlabel` wherever there is room,
+  /// often beside another node's edge.
+  std::string note{};
   std::string extra{};      ///< further attributes written verbatim: `penwidth=2 fontcolor=blue`
   friend bool operator==(const NodeStyle&, const NodeStyle&) = default;
 };

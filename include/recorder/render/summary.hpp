@@ -213,6 +213,13 @@ inline std::vector<Call> table_rows(const Graph& g,
   return rows;
 }
 
+/// The parameters registered on `m` itself, not on its submodules.
+inline std::uint64_t own_params(const ModuleInfo& m) {
+  std::uint64_t n = 0;
+  for (const ParamInfo& p : m.params) n += p.numel;
+  return n;
+}
+
 /// A shape cell: `--` for none; the first shape, or with `all` every one, equal ones merged
 /// (`[1, 100, 512], 2 x [2, 100, 512]`).
 inline std::string shape_or_dashes(const Graph& g, NodeList ids, bool all = false) {
@@ -341,8 +348,12 @@ inline SummaryTable summarize(const Trace& trace, const SummaryOptions& options 
       row.self_ns = *time_of[k] - shown_time_below[k];
     }
     const bool full = c.leaf || c.depth == options.depth;
+    // A composite call that failed has no rows for the modules that never ran: it shows what
+    // a run that completed would, its own parameters (`--` for most), not theirs.
     const std::uint64_t shown =
-        full ? m.param_count : static_cast<std::uint64_t>(std::max<std::int64_t>(c.leftover, 0));
+        full       ? m.param_count
+        : c.failed ? si::own_params(m)
+                 : static_cast<std::uint64_t>(std::max<std::int64_t>(c.leftover, 0));
     for (SummaryColumn col : options.columns) {
       std::string cell;
       switch (col) {

@@ -1,6 +1,6 @@
 #pragma once
 /// The drawing coloured by time: module calls filled from pale to dark red by how long they
-/// took, each with its time beside it, so the hot layer shows at a glance (no libtorch).
+/// took, each with its time in its box, so the hot layer shows at a glance (no libtorch).
 
 #include <recorder/render/call_times.hpp>
 #include <recorder/render/dot.hpp>
@@ -46,8 +46,8 @@ inline std::string time_share_text(double ns, double total) {
 }
 
 /// The house styles with every drawn module call that was timed coloured by its time (relative
-/// to the slowest drawn call) and labelled outside with its time and share of the root's
-/// (`xlabel`, also the tooltip). With `expand_nested`, each timed cluster gets a border of its
+/// to the slowest drawn call), with its time and share of the root's as the last row of its
+/// table (also the tooltip). With `expand_nested`, each timed cluster gets a border of its
 /// colour (relative to the slowest cluster: a cluster holds its nodes' time, so it is not
 /// compared with them) and its time under its title. What was never timed keeps the house look.
 inline void write_time_dot(const Trace& trace, const RenderOptions& options, const CallTimes& times,
@@ -71,8 +71,8 @@ inline void write_time_dot(const Trace& trace, const RenderOptions& options, con
     const std::size_t step = time_step(hottest > 0 ? *t[i] / hottest : 0.0);
     NodeStyle& s = node_styles[i];
     s.fillcolor = std::string(time_palette[step]);
-    const std::string quoted = dot_quoted(time_share_text(*t[i], total));
-    s.extra = "xlabel=" + quoted + " tooltip=" + quoted;
+    s.note = time_share_text(*t[i], total);
+    s.extra = "tooltip=" + dot_quoted(s.note);
     if (step >= 6) s.extra += " fontcolor=white";
   }
   std::vector<EdgeStyle> edge_styles;
@@ -103,7 +103,7 @@ namespace backend {
 
 /// Graphviz DOT of the visible graph with module calls coloured by time (`.dot`): the house
 /// drawing, each timed call filled on a nine-step pale-to-dark-red scale by its time relative
-/// to the slowest call drawn, with its time and share of the whole forward beside it.
+/// to the slowest call drawn, with its time and share of the whole forward in its box.
 ///
 /// `auto times = call_times(timing);`
 /// `render_to_file(trace, {.depth = 2}, "resnet.time", backend::TimeDot{.times = &times});`

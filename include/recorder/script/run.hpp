@@ -372,7 +372,10 @@ class Run final : public MarkerSink {
       f = *stashed_failure_;
     } else {
       const std::string what = current_exception_message();
-      f = describe_failure(session_, failed_op_of(what), interpreter_message(what));
+      std::span<const at::Tensor> inputs;  // the innermost call's, for an index error
+      for (auto it = frames_.rbegin(); it != frames_.rend() && inputs.empty(); ++it)
+        if (!it->transparent) inputs = it->inputs;
+      f = describe_failure(session_, failed_op_of(what), interpreter_message(what), inputs);
       original = std::current_exception();
     }
     for (const Frame& frame : frames_)

@@ -5,6 +5,7 @@
 #include <recorder/error.hpp>
 #include <recorder/graph/graph.hpp>
 #include <recorder/graph/trace.hpp>
+#include <recorder/tensor/index_error.hpp>
 
 #include <ATen/core/Tensor.h>
 #include <c10/util/Exception.h>
@@ -314,8 +315,11 @@ inline std::string current_exception_message() {
   }
 }
 
-/// Describes where the recording stands (`op`, innermost open module call) for an error.
-inline Failure describe_failure(const Session& s, std::string_view op, std::string message) {
+/// Describes where the recording stands (`op`, innermost open module call) for an error;
+/// `inputs`, that call's tensor arguments when known, let an index error say which index
+/// (`explain_index_error`).
+inline Failure describe_failure(const Session& s, std::string_view op, std::string message,
+                                std::span<const at::Tensor> inputs = {}) {
   Failure f;
   f.op = std::string(op);
   f.message = std::move(message);
@@ -323,6 +327,7 @@ inline Failure describe_failure(const Session& s, std::string_view op, std::stri
     const ModuleInfo& m = s.graph.module_of(s.stack.back());
     f.module_path = m.path;
     f.module_class = m.class_name;
+    f.message = explain_index_error(std::move(f.message), m, inputs);
   }
   return f;
 }
@@ -330,13 +335,14 @@ inline Failure describe_failure(const Session& s, std::string_view op, std::stri
 /// Called inside a `catch` when an op or a leaf forward threw: records the failure once and
 /// throws a `TraceError` naming the op and module, with the original exception nested.
 /// A `TraceError` from deeper down passes through unchanged.
-[[noreturn]] inline void throw_failure(Session& s, std::string_view op) {
+[[noreturn]] inline void throw_failure(Session& s, std::string_view op,
+                                       std::span<const at::Tensor> inputs = {}) {
   try {
     throw;
   } catch (const TraceError&) {
     throw;
   } catch (...) {
-    Failure f = describe_failure(s, op, current_exception_message());
+    Failure f = describe_failure(s, op, current_exception_message(), inputs);
     if (!s.failure) s.failure = f;
     std::throw_with_nested(TraceError(std::move(f)));
   }
