@@ -48,8 +48,8 @@ async function measure(name) {
   await api(page, 'expand', 'layers.7');
   const expandMs = Date.now() - t0;
   await api(page, 'collapse', 'layers.7');
-  // Pan frames with the whole visible graph in view (fit first).
-  await page.keyboard.press('0');
+  // Pan frames with the whole visible graph in view (fit all, not the readable view `0` gives).
+  await api(page, 'fitAll');
   await api(page, 'panBy', 0, 0);
   const draws = [];
   const walls = [];

@@ -1,20 +1,27 @@
 /* recorder viewer, part 3 of 4: the canvas.
  *
  * Box sizes (text measured once per node), the composed picture (absolute geometry, top-down
- * from the level layouts of layout.js's cache: boxes, edge curves, a grid for hit-testing),
+ * from the level layouts of layout.js's cache: boxes, edge routes, a grid for hit-testing),
  * drawing on one canvas on the next frame with culling and level of detail (below some zooms:
  * no shape lines, no text, filled rectangles without arrow heads), and the view (pan, zoom,
  * fit, anchors). Works on the viewer's state (viewer.js makes it): model, picture, view,
  * canvas, ctx, dpr, W, H, sizes, frame, stats.
+ *
+ * The view opens readable: the whole picture when it fits at a scale where the smallest text
+ * drawn is at least MIN_TEXT_PX CSS pixels, else at such a scale with the graph's start (its
+ * first input) at the top (TB), left (LR), bottom (BT) or right (RL) of the stage.
  */
 (function (RV) {
   'use strict';
 
   const {MODULE, FUNCTION, labelLines, subText, clamp} = RV.model;
   const {PAD, TITLE_H, boxW, boxH} = RV.layout;
-  const FONT = '12px sans-serif';
-  const SMALL_FONT = '10px sans-serif';
-  const TITLE_FONT = 'bold 11px sans-serif';
+  const FONT_PX = 12;
+  const SMALL_PX = 10;
+  const TITLE_PX = 11;
+  const FONT = FONT_PX + 'px sans-serif';
+  const SMALL_FONT = SMALL_PX + 'px sans-serif';
+  const TITLE_FONT = 'bold ' + TITLE_PX + 'px sans-serif';
   const LINE_H = 15; // one label line
   const SMALL_H = 13; // the shape line
   const PAD_X = 8;
@@ -23,7 +30,10 @@
   const MARK_W = 14; // room for the '+' of a collapsed composite call
   const LOD_TEXT = 0.35; // below this zoom: boxes without text
   const LOD_SIMPLE = 0.12; // below this zoom: filled rectangles, no arrow heads
-  const LOD_SHAPES = 0.6; // the shape line needs this zoom
+  const MIN_TEXT_PX = 9; // the smallest text the view opens with, in CSS pixels
+  const READABLE = MIN_TEXT_PX / SMALL_PX; // the zoom at which every text drawn is that large
+  const LOD_SHAPES = READABLE; // the shape line (the smallest text) needs this zoom
+  const CORNER = 8; // edges' corners are rounded with this radius
   const MIN_SCALE = 0.0002;
   const MAX_SCALE = 8;
   const STYLES = [ // fill, stroke
@@ -37,6 +47,8 @@
 
   const $ = (id) => document.getElementById(id);
   const tint = (d) => 'hsl(215, 45%, ' + Math.max(84, 98 - 3 * d) + '%)';
+  /** The flow's frame (as layout_worker.js's): along x (LR, RL) or y; fwd -1 when it runs backwards. */
+  const frameOf = (dir) => ({across: dir === 'LR' || dir === 'RL', fwd: dir === 'BT' || dir === 'RL' ? -1 : 1});
 
   /**
    * The canvas part over `state` (state.model set, state.canvas the page's canvas). hooks:
@@ -132,52 +144,131 @@
       return g;
     }
 
-    /** The middle of node v's exit (sign 1) or entry (sign -1) side. */
-    function sidePoint(g, v, sign) {
-      const x = g.nx[v] + nodeW(g, v) / 2;
-      const y = g.ny[v] + nodeH(g, v) / 2;
-      switch (M.doc.direction) {
-        case 'BT': return [x, y - (sign * nodeH(g, v)) / 2, 0, -sign];
-        case 'LR': return [x + (sign * nodeW(g, v)) / 2, y, sign, 0];
-        case 'RL': return [x - (sign * nodeW(g, v)) / 2, y, -sign, 0];
-        default: return [x, y + (sign * nodeH(g, v)) / 2, 0, sign];
-      }
-    }
-
     /**
-     * Edges inside one level follow dagre's points (kind 0: a smoothed polyline); edges between
-     * levels are cubic beziers from the source's exit side to the target's entry side (kind 1).
+     * Every edge follows the routes of the level layouts (layout_worker.js): an edge between
+     * two items of one level is that level's route; an edge from (or to) a node inside a
+     * cluster first leaves it (enters it) on its own: in its column to the end of its band, then
+     * straight out through the cluster's exit side when the band is the cluster's last, else
+     * across the channel after the band to the corridor beside the cluster's content (its
+     * padding) and along it; level by level up to the level that holds both ends, whose route
+     * it joins in the column it arrived in. No segment crosses a node's box. Points per edge:
+     * epts[2*estart[e] .. 2*estart[e+1]).
      */
     function edgeGeometry(g, ox, oy) {
       const {vg, lv} = g;
+      const fr = frameOf(M.doc.direction);
       const ne = vg.from.length;
-      const kind = new Uint8Array(ne);
-      const start = new Int32Array(ne + 1);
+      const nl = lv.count;
+      const nodeItem = new Int32Array(vg.vis.length);
+      const levelItem = new Int32Array(nl);
+      const lifted = []; // per level: item pair -> its edge index in the level layout
+      for (let L = 0; L < nl; L++) {
+        lv.items[L].forEach((code, j) => {
+          if (code >= 0) nodeItem[code] = j;
+          else levelItem[-1 - code] = j;
+        });
+        const m = new Map();
+        const list = lv.edges[L];
+        for (let k = 0; k < list.length; k += 2) m.set(list[k] * 1e6 + list[k + 1], k / 2);
+        lifted.push(m);
+      }
+      // Flow coordinates: c across the flow, f along it (in its sense).
+      const cOff = (L) => (fr.across ? oy[L] : ox[L]);
+      const fOff = (L) => fr.fwd * (fr.across ? ox[L] : oy[L]);
+      const fRange = (a0, len) => (fr.fwd > 0 ? [a0, a0 + len] : [-a0 - len, -a0]);
+      const nodeF = (v) => fRange(fr.across ? g.nx[v] : g.ny[v], fr.across ? nodeW(g, v) : nodeH(g, v));
+      const nodeC = (v) => (fr.across ? g.ny[v] + nodeH(g, v) / 2 : g.nx[v] + nodeW(g, v) / 2);
+      const boxF = (L) => fRange(fr.across ? g.cx[L] : g.cy[L], fr.across ? g.cw[L] : g.ch[L]);
+      /**
+       * The corridor beside cluster L's content nearer to cross position c; the right one when
+       * the edge crosses the title bar (TB entries, BT exits): the title is written on the left.
+       */
+      const corridor = (L, c, side) => {
+        const lay = cache.get(lv.sig[L]);
+        const lo = cOff(L) - PAD / 2;
+        const hi = cOff(L) + (fr.across ? lay.h : lay.w) + PAD / 2;
+        if (!fr.across && side === fr.fwd) return hi;
+        return c - lo <= hi - c ? lo : hi;
+      };
       const pts = [];
+      const push = (c, f) => {
+        const along = fr.fwd * f;
+        const [x, y] = fr.across ? [along, c] : [c, along];
+        const n = pts.length;
+        if (n >= 2 && Math.abs(pts[n - 2] - x) + Math.abs(pts[n - 1] - y) < 1e-6) return;
+        pts.push(x, y);
+      };
+      const start = new Int32Array(ne + 1);
       const box = new Float64Array(4 * ne);
       for (let e = 0; e < ne; e++) {
         const L = lv.edgeLevel[e];
-        const k = lv.edgeIndex[e];
-        const lay = k >= 0 ? cache.get(lv.sig[L]) : null;
-        if (lay && lay.start[k + 1] - lay.start[k] >= 2) {
-          for (let p = 2 * lay.start[k]; p < 2 * lay.start[k + 1]; p += 2) pts.push(ox[L] + lay.pts[p], oy[L] + lay.pts[p + 1]);
-        } else {
-          const [x0, y0, dx0, dy0] = sidePoint(g, vg.from[e], 1);
-          const [x1, y1, dx1, dy1] = sidePoint(g, vg.to[e], -1);
-          const bend = Math.max(30, Math.hypot(x1 - x0, y1 - y0) / 3);
-          pts.push(x0, y0, x0 + dx0 * bend, y0 + dy0 * bend, x1 - dx1 * bend, y1 - dy1 * bend, x1, y1);
-          kind[e] = 1;
+        // Out of the source's clusters, up to level L.
+        const u = vg.from[e];
+        let Lu = lv.nodeLevel[u];
+        let ju = nodeItem[u];
+        let cu = nodeC(u);
+        push(cu, nodeF(u)[1]);
+        for (let steps = 0; Lu !== L && Lu > 0 && steps < nl; steps++) {
+          const lay = cache.get(lv.sig[Lu]);
+          const r = lay.rank[ju];
+          push(cu, fOff(Lu) + lay.bands[2 * r + 1]);
+          if (r < lay.bands.length / 2 - 1) {
+            const cc = corridor(Lu, cu, -1);
+            push(cc, fOff(Lu) + (lay.bands[2 * r + 1] + lay.bands[2 * r + 2]) / 2);
+            cu = cc;
+          }
+          push(cu, boxF(Lu)[1]);
+          ju = levelItem[Lu];
+          Lu = lv.parent[Lu];
         }
+        // Into the target's clusters, from level L down (built inside out).
+        const v = vg.to[e];
+        let Lv = lv.nodeLevel[v];
+        let jv = nodeItem[v];
+        let cv = nodeC(v);
+        const tail = [[cv, nodeF(v)[0]]];
+        for (let steps = 0; Lv !== L && Lv > 0 && steps < nl; steps++) {
+          const lay = cache.get(lv.sig[Lv]);
+          const r = lay.rank[jv];
+          const bs = fOff(Lv) + lay.bands[2 * r];
+          let seg;
+          if (r > 0) {
+            const before = lay.bands[2 * r] - lay.bands[2 * r - 1];
+            const cc = corridor(Lv, cv, 1);
+            seg = [[cc, boxF(Lv)[0]], [cc, fOff(Lv) + (lay.bands[2 * r - 1] + lay.bands[2 * r]) / 2],
+              [cv, bs - Math.min(8, before / 3)], [cv, bs]];
+            cv = cc;
+          } else {
+            seg = [[cv, boxF(Lv)[0]], [cv, bs]];
+          }
+          tail.unshift(...seg);
+          jv = levelItem[Lv];
+          Lv = lv.parent[Lv];
+        }
+        // Level L's route between the two items, moved to the columns the edge arrives in.
+        const k = lifted[L].get(ju * 1e6 + jv);
+        const lay = cache.get(lv.sig[L]);
+        if (k !== undefined && lay.start[k + 1] - lay.start[k] >= 5) {
+          const a = lay.start[k];
+          const b = lay.start[k + 1];
+          const at = (p) => [fr.across ? oy[L] + lay.pts[2 * p + 1] : ox[L] + lay.pts[2 * p],
+            fOff(L) + fr.fwd * (fr.across ? lay.pts[2 * p] : lay.pts[2 * p + 1])];
+          push(cu, at(a)[1]);
+          push(cu, at(a + 1)[1]);
+          for (let p = a + 2; p < b - 3; p++) push(...at(p));
+          for (let p = b - 3; p < b; p++) push(cv, at(p)[1]);
+        }
+        for (const [c, f] of tail) push(c, f);
         start[e + 1] = pts.length / 2;
         box.set([Infinity, Infinity, -Infinity, -Infinity], 4 * e); // bounding box, for culling
         for (let p = 2 * start[e]; p < pts.length; p += 2) {
-          for (let a = 0; a < 2; a++) {
-            box[4 * e + a] = Math.min(box[4 * e + a], pts[p + a]);
-            box[4 * e + 2 + a] = Math.max(box[4 * e + 2 + a], pts[p + a]);
+          for (let q = 0; q < 2; q++) {
+            box[4 * e + q] = Math.min(box[4 * e + q], pts[p + q]);
+            box[4 * e + 2 + q] = Math.max(box[4 * e + 2 + q], pts[p + q]);
           }
         }
       }
-      Object.assign(g, {ekind: kind, estart: start, epts: Float64Array.from(pts), ebox: box});
+      Object.assign(g, {estart: start, epts: Float64Array.from(pts), ebox: box});
     }
 
     /** A uniform grid over node rects and cluster title bars, for hit-testing (CSR arrays). */
@@ -268,6 +359,7 @@
       ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
       ctx.fillStyle = '#ffffff';
       ctx.fillRect(0, 0, W, H);
+      frame.text = {labels: 0, sizes: new Set(), titles: new Set()}; // what this frame drew, in CSS px
       if (!state.picture) return;
       const s = view.s;
       ctx.setTransform(dpr * s, 0, 0, dpr * s, dpr * view.tx, dpr * view.ty);
@@ -331,6 +423,7 @@
       if (s < LOD_TEXT) return;
       const ctx = state.ctx;
       const {lv, cx, cy, cw} = state.picture;
+      if (shown.length) frame.text.titles.add(TITLE_PX * s);
       ctx.font = TITLE_FONT;
       ctx.textAlign = 'left';
       ctx.textBaseline = 'middle';
@@ -341,28 +434,27 @@
       }
     }
 
+    /** Edges: their routes, corners rounded (the curve stays within CORNER of the route). */
     function drawEdges(s, inView) {
       const ctx = state.ctx;
-      const {ekind, estart, epts, ebox} = state.picture;
-      const ne = ekind.length;
+      const {estart, epts, ebox} = state.picture;
+      const ne = estart.length - 1;
       const simple = s < LOD_SIMPLE;
       const heads = [];
+      const len = (p, q) => Math.hypot(epts[q] - epts[p], epts[q + 1] - epts[p + 1]);
       ctx.beginPath();
       for (let e = 0; e < ne; e++) {
         if (!inView(ebox[4 * e], ebox[4 * e + 1], ebox[4 * e + 2], ebox[4 * e + 3])) continue;
         const a = 2 * estart[e];
         const b = 2 * estart[e + 1];
+        if (b - a < 4) continue;
         ctx.moveTo(epts[a], epts[a + 1]);
-        if (ekind[e] === 1) {
-          ctx.bezierCurveTo(epts[a + 2], epts[a + 3], epts[a + 4], epts[a + 5], epts[a + 6], epts[a + 7]);
-        } else if (simple || b - a <= 4) {
-          for (let p = a + 2; p < b; p += 2) ctx.lineTo(epts[p], epts[p + 1]);
-        } else {
-          for (let p = a + 2; p < b - 2; p += 2) {
-            ctx.quadraticCurveTo(epts[p], epts[p + 1], (epts[p] + epts[p + 2]) / 2, (epts[p + 1] + epts[p + 3]) / 2);
-          }
-          ctx.lineTo(epts[b - 2], epts[b - 1]);
+        for (let p = a + 2; p < b - 2; p += 2) {
+          const r = simple ? 0 : Math.min(CORNER, len(p - 2, p) / 2, len(p, p + 2) / 2);
+          if (r > 0.5) ctx.arcTo(epts[p], epts[p + 1], epts[p + 2], epts[p + 3], r);
+          else ctx.lineTo(epts[p], epts[p + 1]);
         }
+        ctx.lineTo(epts[b - 2], epts[b - 1]);
         if (!simple) heads.push(b - 4);
       }
       ctx.strokeStyle = '#8a909c';
@@ -444,6 +536,8 @@
       ctx.textBaseline = 'middle';
       ctx.font = FONT;
       ctx.fillStyle = '#1d1d24';
+      if (shown.length) frame.text.sizes.add(FONT_PX * s);
+      frame.text.labels += shown.length;
       for (const v of shown) {
         const i = vg.vis[v];
         const mid = nx[v] + (nodeW(G, v) - (style[v] === 5 ? MARK_W : 0)) / 2;
@@ -455,6 +549,7 @@
       for (const v of shown) {
         const i = vg.vis[v];
         const sub = subText(M, i);
+        if (sub) frame.text.sizes.add(SMALL_PX * s);
         if (sub) ctx.fillText(sub, nx[v] + nodeW(G, v) / 2, ny[v] + nodeH(G, v) - PAD_Y - SMALL_H / 2 + 1);
       }
     }
@@ -465,25 +560,55 @@
       return {x: 0, y: 0, w: g.cw[0], h: g.ch[0]};
     }
 
-    function fitTo(r, maxScale) {
+    /** Fits world rect r, at most maxScale and at least minScale, centred on r or on `focus`. */
+    function fitTo(r, maxScale, minScale = MIN_SCALE, focus = r) {
       const m = 24;
       const {W, H} = state;
-      view.s = clamp(Math.min((W - 2 * m) / Math.max(r.w, 1), (H - 2 * m) / Math.max(r.h, 1), maxScale), MIN_SCALE, MAX_SCALE);
-      view.tx = W / 2 - (r.x + r.w / 2) * view.s;
-      view.ty = H / 2 - (r.y + r.h / 2) * view.s;
+      view.s = clamp(Math.min((W - 2 * m) / Math.max(r.w, 1), (H - 2 * m) / Math.max(r.h, 1), maxScale), minScale, MAX_SCALE);
+      const c = view.s > minScale ? r : focus;
+      view.tx = W / 2 - (c.x + c.w / 2) * view.s;
+      view.ty = H / 2 - (c.y + c.h / 2) * view.s;
       markDirty();
     }
 
-    /** Fit, unless that makes boxes tiny: then show the start of the graph at zoom 0.8. */
+    /**
+     * The opening view, also "Fit" and "Expand all": the whole picture when it fits readable
+     * (every text at least MIN_TEXT_PX); else readable, the picture's width (TB, BT; its height
+     * for LR, RL) fitted when that zooms no further in than 1, and its start in view: the first
+     * input at the top (TB; left for LR, ...), across the flow centred on it.
+     */
     function overview() {
-      const b = bounds(state.picture);
-      fitTo(b, 1.2);
-      if (view.s >= 0.25) return;
+      const G = state.picture;
+      const b = bounds(G);
       const {W, H} = state;
-      view.s = 0.8;
-      const dir = M.doc.direction;
-      view.tx = dir === 'LR' ? 24 : dir === 'RL' ? W - 24 - b.w * view.s : W / 2 - (b.w / 2) * view.s;
-      view.ty = dir === 'TB' ? 24 : dir === 'BT' ? H - 24 - b.h * view.s : H / 2 - (b.h / 2) * view.s;
+      const m = 24;
+      if (Math.min((W - 2 * m) / Math.max(b.w, 1), (H - 2 * m) / Math.max(b.h, 1), 1.2) >= READABLE) {
+        fitTo(b, 1.2);
+        return;
+      }
+      const fr = frameOf(M.doc.direction);
+      const [alongLen, crossLen] = fr.across ? [b.w, b.h] : [b.h, b.w];
+      const [alongRoom, crossRoom] = fr.across ? [W, H] : [H, W];
+      const s = clamp((crossRoom - 2 * m) / Math.max(crossLen, 1), READABLE, 1);
+      // The first input in the flow (else the picture's start), as [along0, along1, cross centre].
+      let first = null;
+      const {vg} = G;
+      for (let v = 0; v < vg.vis.length; v++) {
+        if (M.kind[vg.vis[v]] !== 0) continue;
+        const a0 = fr.across ? G.nx[v] : G.ny[v];
+        const a1 = a0 + (fr.across ? nodeW(G, v) : nodeH(G, v));
+        const c = fr.across ? G.ny[v] + nodeH(G, v) / 2 : G.nx[v] + nodeW(G, v) / 2;
+        if (!first || (fr.fwd > 0 ? a0 < first[0] : a1 > first[1])) first = [a0, a1, c];
+      }
+      if (!first) first = fr.fwd > 0 ? [0, 0, crossLen / 2] : [alongLen, alongLen, crossLen / 2];
+      let tAlong = fr.fwd > 0 ? m : alongRoom - m - alongLen * s; // the start at the stage's edge
+      if (fr.fwd > 0 && first[1] * s + tAlong > alongRoom - m) tAlong = m - first[0] * s;
+      if (fr.fwd < 0 && first[0] * s + tAlong < m) tAlong = alongRoom - m - first[1] * s;
+      let tCross = (crossRoom - crossLen * s) / 2;
+      if (crossLen * s > crossRoom - 2 * m) tCross = clamp(crossRoom / 2 - first[2] * s, crossRoom - m - crossLen * s, m);
+      view.s = s;
+      [view.tx, view.ty] = fr.across ? [tAlong, tCross] : [tCross, tAlong];
+      markDirty();
     }
 
     function zoomAt(sx, sy, factor) {
@@ -534,9 +659,9 @@
 
     return {
       measure, compose, hitClient, markDirty, resize,
-      bounds, fitTo, overview, zoomAt, panBy, worldRect, anchorOf, keepAnchor, clientRect,
+      bounds, fitTo, overview, zoomAt, panBy, worldRect, anchorOf, keepAnchor, clientRect, nodeW, nodeH,
     };
   }
 
-  RV.canvas = {MIN_SCALE, MAX_SCALE, createCanvas};
+  RV.canvas = {MIN_SCALE, MAX_SCALE, READABLE, MIN_TEXT_PX, createCanvas};
 })(RecorderViewer);

@@ -11,8 +11,21 @@
  *                                          of this job whose laid-out size is item i's size)
  * Out: {type: 'progress', job, done, total, result} after each level,
  *      {type: 'done', job} at the end, {type: 'error', job, message} on failure.
- *      result = {sig, w, h, x, y, pts, start, mode}: item centres, edge k's points are
- *      pts[2*start[k] .. 2*start[k+1]) as x, y pairs, all relative to the level's top left.
+ *      result = {sig, w, h, x, y, pts, start, bands, rank, mode}: item centres, edge k's points
+ *      are pts[2*start[k] .. 2*start[k+1]) as x, y pairs, all relative to the level's top left.
+ *
+ * Bands and routes. Along the flow (y for TB/BT, x for LR/RL, counted in the flow's sense:
+ * f = y, -y, x or -x) the items of a layered layout sit in disjoint bands, one per rank
+ * (bands: [start0, end0, start1, ...] in f, ascending; rank[i]: item i's band), with free
+ * channels between them. Every edge is routed so that it never crosses an item's box: straight
+ * in its source's column to the end of the source's band, across channels, straight through a
+ * band only in a column no item of that band covers (dagre's dummy nodes), and straight in its
+ * target's column from the channel before the target's band. A route is always
+ *   [exit, end of the source's band, ...middle..., lead-in, start of the target's band, entry]
+ * (the first two points in the source's column, the last three in the target's: canvas.js
+ * moves them to the column an edge from inside a cluster arrives in). Edges dagre has no dummy
+ * nodes for (the O(n) placements) go straight when their ends are in consecutive bands, else
+ * along a corridor beside the level's items.
  */
 /* global dagre */
 (function () {
@@ -88,7 +101,7 @@
     let result;
     if (n === 0) {
       result = {w: 0, h: 0, x: new Float64Array(0), y: new Float64Array(0), pts: new Float64Array(0),
-        start: new Int32Array(1), mode: 'empty'};
+        start: new Int32Array(1), bands: new Float64Array(0), rank: new Int32Array(0), mode: 'empty'};
     } else if (n > HUGE_LEVEL) {
       result = rowsLayout(level, job);
     } else if (isChain(n, level.edges)) {
@@ -213,16 +226,9 @@
     return rank;
   }
 
-  /**
-   * Places rows of items along the rank direction. Edges are straight exit-to-entry lines;
-   * one that skips rows bends around the right of the block (a middle point).
-   */
+  /** Places rows of items along the rank direction (one band per row); edges are routed. */
   function placeRows(rows, level, job) {
     const n = level.w.length;
-    const rowOf = new Int32Array(n);
-    rows.forEach((row, r) => {
-      for (const i of row) rowOf[i] = r;
-    });
     const dir = job.dir;
     const across = dir === 'LR' || dir === 'RL';
     const alongSize = across ? level.w : level.h;
@@ -250,43 +256,135 @@
     });
     const length = Math.max(0, pos - job.ranksep);
     const flip = dir === 'BT' || dir === 'RL';
-    const toXY = (along, cross) => {
-      const t = flip ? length - along : along;
-      return across ? [t, cross] : [cross, t];
-    };
     const x = new Float64Array(n);
     const y = new Float64Array(n);
-    for (let i = 0; i < n; i++) [x[i], y[i]] = toXY(a[i], c[i]);
-    const m = level.edges.length / 2;
+    for (let i = 0; i < n; i++) {
+      const t = flip ? length - a[i] : a[i];
+      if (across) x[i] = t, y[i] = c[i];
+      else x[i] = c[i], y[i] = t;
+    }
+    return finish(level, job, x, y, null);
+  }
+
+  /** The flow's frame for direction dir: along x (LR, RL) or y; fwd -1 when it runs backwards. */
+  function frameOf(dir) {
+    return {across: dir === 'LR' || dir === 'RL', fwd: dir === 'BT' || dir === 'RL' ? -1 : 1};
+  }
+
+  /** Bands of items (see the header): {bands, rank}. Items whose centres agree share a band. */
+  function bandsOf(level, x, y, fr) {
+    const n = level.w.length;
+    const fc = new Float64Array(n);
+    const half = new Float64Array(n);
+    for (let i = 0; i < n; i++) {
+      fc[i] = fr.fwd * (fr.across ? x[i] : y[i]);
+      half[i] = (fr.across ? level.w[i] : level.h[i]) / 2;
+    }
+    const order = Array.from({length: n}, (_, i) => i).sort((p, q) => fc[p] - fc[q] || p - q);
+    const rank = new Int32Array(n);
+    const out = [];
+    let last = -Infinity;
+    for (const i of order) {
+      const b = out.length / 2 - 1;
+      if (b >= 0 && (Math.abs(fc[i] - last) < 0.5 || fc[i] - half[i] < out[2 * b + 1])) { // same band, or overlapping
+        out[2 * b] = Math.min(out[2 * b], fc[i] - half[i]);
+        out[2 * b + 1] = Math.max(out[2 * b + 1], fc[i] + half[i]);
+      } else {
+        out.push(fc[i] - half[i], fc[i] + half[i]);
+        last = fc[i];
+      }
+      rank[i] = out.length / 2 - 1;
+    }
+    return {bands: Float64Array.from(out), rank};
+  }
+
+  /** The band holding flow coordinate f, or -1 (binary search). */
+  function bandAt(bands, f) {
+    let lo = 0;
+    let hi = bands.length / 2 - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      if (f < bands[2 * mid] - 0.5) hi = mid - 1;
+      else if (f > bands[2 * mid + 1] + 0.5) lo = mid + 1;
+      else return mid;
+    }
+    return -1;
+  }
+
+  /**
+   * Routes the level's edges (see the header; middle(k): dagre's points of edge k between its
+   * ends, or null), then moves everything so that the level's top left is (0, 0).
+   */
+  function finish(level, job, x, y, middle) {
+    const n = level.w.length;
+    const fr = frameOf(job.dir);
+    const {bands, rank} = bandsOf(level, x, y, fr);
+    const nb = bands.length / 2;
+    const crossOf = (i) => (fr.across ? y[i] : x[i]);
+    const fOf = (i) => fr.fwd * (fr.across ? x[i] : y[i]);
+    const halfOf = (i) => (fr.across ? level.w[i] : level.h[i]) / 2;
+    let maxCross = -Infinity;
+    for (let i = 0; i < n; i++) maxCross = Math.max(maxCross, crossOf(i) + (fr.across ? level.h[i] : level.w[i]) / 2);
+    const gapAfter = (r) => (r + 1 < nb ? (bands[2 * r + 1] + bands[2 * r + 2]) / 2 : bands[2 * r + 1] + job.ranksep / 2);
+    const gapBefore = (r) => (r > 0 ? (bands[2 * r - 1] + bands[2 * r]) / 2 : bands[0] - job.ranksep / 2);
     const pts = [];
+    const push = (cross, f) => {
+      const along = fr.fwd * f;
+      if (fr.across) pts.push(along, cross);
+      else pts.push(cross, along);
+    };
+    const m = level.edges.length / 2;
     const start = new Int32Array(m + 1);
-    let bulge = 0;
     for (let k = 0; k < m; k++) {
       const u = level.edges[2 * k];
       const v = level.edges[2 * k + 1];
-      pts.push(...side(x[u], y[u], level.w[u], level.h[u], dir, 1));
-      if (Math.abs(rowOf[v] - rowOf[u]) > 1) {
-        const out = 24 + 10 * (k % 4);
-        bulge = Math.max(bulge, out);
-        pts.push(...toXY((a[u] + a[v]) / 2, widest + out));
+      const ru = rank[u];
+      const rv = rank[v];
+      const cu = crossOf(u);
+      const cv = crossOf(v);
+      push(cu, fOf(u) + halfOf(u));
+      push(cu, bands[2 * ru + 1]);
+      const mid = rv > ru ? middle && middle(k) : null;
+      if (mid) {
+        for (let p = 0; p < mid.length; p++) {
+          const c = fr.across ? mid[p].y : mid[p].x;
+          const f = fr.fwd * (fr.across ? mid[p].x : mid[p].y);
+          const b = bandAt(bands, f);
+          if (b >= 0) push(c, bands[2 * b]), push(c, bands[2 * b + 1]); // through a band in a free column
+          else push(c, f);
+        }
+      } else if (rv !== ru + 1) { // along a corridor beside the items
+        const corridor = maxCross + job.nodesep / 2 + 6 * (k % 4);
+        push(corridor, gapAfter(ru));
+        push(corridor, gapBefore(rv));
       }
-      pts.push(...side(x[v], y[v], level.w[v], level.h[v], dir, -1));
+      const before = rv > 0 ? bands[2 * rv] - bands[2 * rv - 1] : job.ranksep;
+      push(cv, bands[2 * rv] - Math.min(8, before / 3));
+      push(cv, bands[2 * rv]);
+      push(cv, fOf(v) - halfOf(v));
       start[k + 1] = pts.length / 2;
     }
-    const breadth = widest + bulge;
-    return {
-      w: across ? length : breadth, h: across ? breadth : length, x, y, pts: Float64Array.from(pts), start,
-    };
-  }
-
-  /** The middle of a box's exit side (sign 1) or entry side (sign -1) for direction dir. */
-  function side(x, y, w, h, dir, sign) {
-    switch (dir) {
-      case 'BT': return [x, y - sign * h / 2];
-      case 'LR': return [x + sign * w / 2, y];
-      case 'RL': return [x - sign * w / 2, y];
-      default: return [x, y + sign * h / 2];
+    let minX = Infinity;
+    let minY = Infinity;
+    let maxX = -Infinity;
+    let maxY = -Infinity;
+    for (let i = 0; i < n; i++) {
+      minX = Math.min(minX, x[i] - level.w[i] / 2);
+      maxX = Math.max(maxX, x[i] + level.w[i] / 2);
+      minY = Math.min(minY, y[i] - level.h[i] / 2);
+      maxY = Math.max(maxY, y[i] + level.h[i] / 2);
     }
+    for (let p = 0; p < pts.length; p += 2) {
+      minX = Math.min(minX, pts[p]);
+      maxX = Math.max(maxX, pts[p]);
+      minY = Math.min(minY, pts[p + 1]);
+      maxY = Math.max(maxY, pts[p + 1]);
+    }
+    for (let i = 0; i < n; i++) x[i] -= minX, y[i] -= minY;
+    for (let p = 0; p < pts.length; p += 2) pts[p] -= minX, pts[p + 1] -= minY;
+    const shift = fr.fwd * (fr.across ? minX : minY);
+    for (let b = 0; b < bands.length; b++) bands[b] -= shift;
+    return {w: maxX - minX, h: maxY - minY, x, y, pts: Float64Array.from(pts), start, bands, rank};
   }
 
   function dagreLayout(level, job, ranker) {
@@ -304,45 +402,18 @@
 
     const x = new Float64Array(n);
     const y = new Float64Array(n);
-    let minX = Infinity;
-    let minY = Infinity;
-    let maxX = -Infinity;
-    let maxY = -Infinity;
     for (let i = 0; i < n; i++) {
       const node = g.node(String(i));
       x[i] = node.x;
       y[i] = node.y;
-      minX = Math.min(minX, x[i] - level.w[i] / 2);
-      maxX = Math.max(maxX, x[i] + level.w[i] / 2);
-      minY = Math.min(minY, y[i] - level.h[i] / 2);
-      maxY = Math.max(maxY, y[i] + level.h[i] / 2);
     }
-    const start = new Int32Array(m + 1);
-    const lists = [];
-    for (let k = 0; k < m; k++) {
+    const middle = (k) => { // dagre's points without the two on the ends' boxes
       const e = g.edge(String(level.edges[2 * k]), String(level.edges[2 * k + 1]));
       const points = (e && e.points) || [];
-      lists.push(points);
-      start[k + 1] = start[k] + points.length;
-      for (const p of points) {
-        minX = Math.min(minX, p.x);
-        maxX = Math.max(maxX, p.x);
-        minY = Math.min(minY, p.y);
-        maxY = Math.max(maxY, p.y);
-      }
-    }
-    const pts = new Float64Array(2 * start[m]);
-    let o = 0;
-    for (const points of lists) {
-      for (const p of points) {
-        pts[o++] = p.x - minX;
-        pts[o++] = p.y - minY;
-      }
-    }
-    for (let i = 0; i < n; i++) {
-      x[i] -= minX;
-      y[i] -= minY;
-    }
-    return {w: maxX - minX, h: maxY - minY, x, y, pts, start, mode: 'dagre'};
+      return points.length >= 2 ? points.slice(1, -1) : null;
+    };
+    const result = finish(level, job, x, y, middle);
+    result.mode = 'dagre';
+    return result;
   }
 })();

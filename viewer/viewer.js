@@ -18,7 +18,8 @@
 
   const model = RV.model;
   const {KIND_NAMES, MODULE, fmtInt, clamp} = model;
-  const {MIN_SCALE, MAX_SCALE} = RV.canvas;
+  const {MIN_SCALE, MAX_SCALE, READABLE} = RV.canvas;
+  const DIRECTIONS = ['TB', 'LR', 'BT', 'RL'];
   const REVEAL_CAP = 200; // search expands the ancestors of at most this many matches
 
   const $ = (id) => document.getElementById(id);
@@ -26,7 +27,8 @@
 
   /** The viewer's mutable state: every part reads and writes this one object. */
   const state = {
-    model: null, // the model (model.buildModel)
+    model: null, // the model (model.buildModel); model.doc.direction is the layout's direction:
+    // the document's, until the user switches (model.signatures keys the layouts by it)
     expanded: null, // Uint8Array over recorded node ids: the open calls
     picture: null, // the composed picture: visible graph + levels + geometry (canvas.compose)
     view: {s: 1, tx: 0, ty: 0}, // world -> screen: scale, then translation
@@ -37,7 +39,8 @@
     W: 0, // the canvas in CSS pixels
     H: 0,
     sizes: {w: null, h: null, texts: new Map()}, // box sizes per recorded node; text widths
-    frame: {dirty: false, requested: false}, // a frame is to be drawn / is requested
+    frame: {dirty: false, requested: false, text: null}, // a frame is to be drawn / is requested;
+    // the text the last one drew (canvas.js: node labels, their sizes on screen)
     jobs: RV.layout.createJobs(), // the layout jobs and their cache (layout.js)
     stats: {layoutMs: 0, drawMs: 0, visible: 0, levelsLaidOut: 0, modes: {}},
     pinned: false, // the tooltip stays (a click showed it)
@@ -76,6 +79,14 @@
   function collapseTo(d) {
     model.openToDepth(state.model, state.expanded, d);
     $('rv-depth').value = d === Infinity ? 'all' : String(d);
+    return update({after: canvas.overview});
+  }
+
+  /** Lays the current picture out again in direction dir (TB, LR, BT, RL), opening it anew. */
+  function setDirection(dir) {
+    if (!DIRECTIONS.includes(dir)) throw new Error('unknown direction: ' + JSON.stringify(dir));
+    state.model.doc.direction = dir;
+    $('rv-dir').value = dir;
     return update({after: canvas.overview});
   }
 
@@ -152,16 +163,19 @@
       let y0 = Infinity;
       let x1 = -Infinity;
       let y1 = -Infinity;
+      let first = null;
       for (const i of state.matches.slice(0, REVEAL_CAP)) { // the newest search's, as it runs
         const v = G.vg.rep[i];
         const r = canvas.worldRect(G, i) || (v >= 0 ? canvas.worldRect(G, G.vg.vis[v]) : null);
         if (!r) continue;
+        first = first || r;
         x0 = Math.min(x0, r.x);
         y0 = Math.min(y0, r.y);
         x1 = Math.max(x1, r.x + r.w);
         y1 = Math.max(y1, r.y + r.h);
       }
-      if (x1 >= x0) canvas.fitTo({x: x0, y: y0, w: x1 - x0, h: y1 - y0}, 1.5);
+      // All of them when that stays readable, else readable around the first.
+      if (x1 >= x0) canvas.fitTo({x: x0, y: y0, w: x1 - x0, h: y1 - y0}, 1.5, READABLE, first);
     };
     return update({after}).then(() => paths);
   }
@@ -235,7 +249,10 @@
       if (select.value !== 'custom') collapseTo(select.value === 'all' ? Infinity : Number(select.value));
     });
     $('rv-expand-all').addEventListener('click', () => collapseTo(Infinity));
-    $('rv-fit').addEventListener('click', () => state.picture && canvas.fitTo(canvas.bounds(state.picture), 1.2));
+    $('rv-fit').addEventListener('click', () => state.picture && canvas.overview());
+    const dir = $('rv-dir');
+    dir.value = M.doc.direction;
+    dir.addEventListener('change', () => setDirection(dir.value));
     const search = $('rv-search');
     let timer = 0;
     search.addEventListener('input', () => {
@@ -329,7 +346,7 @@
       ArrowUp: () => canvas.panBy(0, step), ArrowDown: () => canvas.panBy(0, -step),
       '+': () => canvas.zoomAt(W / 2, H / 2, 1.25), '=': () => canvas.zoomAt(W / 2, H / 2, 1.25),
       '-': () => canvas.zoomAt(W / 2, H / 2, 0.8), _: () => canvas.zoomAt(W / 2, H / 2, 0.8),
-      0: () => state.picture && canvas.fitTo(canvas.bounds(state.picture), 1.2), '/': () => $('rv-search').focus(),
+      0: () => state.picture && canvas.overview(), '/': () => $('rv-search').focus(),
       Escape: () => (hideTooltip(), clearSearch()),
     };
     const action = keys[ev.key];
@@ -359,6 +376,7 @@
     return {
       visibleNodes: () => serial(() => Array.from(G().vg.vis, (i) => ({
         id: i, kind: KIND_NAMES[M.kind[i]], label: M.label[i], path: M.kind[i] === MODULE ? M.pathOf(i) : '',
+        within: M.parent[i] >= 0 ? M.pathOf(M.parent[i]) : null, // the path of the call it was recorded in
       }))),
       visibleEdges: () => serial(() => Array.from(G().vg.from, (s, e) => ({from: G().vg.vis[s], to: G().vg.vis[G().vg.to[e]]}))),
       clusters: () => serial(() => G().vg.clusters.map((c) => {
@@ -416,10 +434,38 @@
         canvas.zoomAt(state.W / 2, state.H / 2, clamp(Number(scale) || 1, MIN_SCALE, MAX_SCALE) / view.s);
         return twoFrames();
       }),
+      /** What "Fit" does (the readable opening view). */
       fit: () => serial(() => {
+        canvas.overview();
+        return twoFrames();
+      }),
+      /** The whole picture in view, however small (for the benchmarks' pan frames). */
+      fitAll: () => serial(() => {
         canvas.fitTo(canvas.bounds(G()), 1.2);
         return twoFrames();
       }),
+      /** The view: world -> CSS px of the stage (scale s, then translation), the stage's size. */
+      view: () => serial(() => ({s: view.s, tx: view.tx, ty: view.ty, W: state.W, H: state.H, direction: M.doc.direction})),
+      direction: () => serial(() => M.doc.direction),
+      setDirection: (dir) => serial(() => setDirection(String(dir))).then(() => undefined),
+      /** The visible nodes' boxes in world (layout) coordinates: {id, x, y, w, h}. */
+      layoutBoxes: () => serial(() => Array.from(G().vg.vis, (i, v) => ({
+        id: i, x: G().nx[v], y: G().ny[v], w: canvas.nodeW(G(), v), h: canvas.nodeH(G(), v),
+      }))),
+      /** Each visible edge's route in world coordinates: {from, to, pts: [x0, y0, x1, y1, ...]}. */
+      edgeRoutes: () => serial(() => Array.from(G().vg.from, (s, e) => ({
+        from: G().vg.vis[s], to: G().vg.vis[G().vg.to[e]],
+        pts: Array.from(G().epts.subarray(2 * G().estart[e], 2 * G().estart[e + 1])),
+      }))),
+      /**
+       * The text the last frame drew, on screen: {labels: node labels drawn (nodes at least
+       * partly in the viewport), sizes: their font sizes and the shape lines' in CSS px (font px
+       * times the view's scale), titles: the cluster titles' sizes}.
+       */
+      drawnLabelSizes: () => serial(() => twoFrames()).then(() => serial(() => {
+        const t = state.frame.text || {labels: 0, sizes: new Set(), titles: new Set()};
+        return {labels: t.labels, sizes: [...t.sizes].sort((a, b) => a - b), titles: [...t.titles].sort((a, b) => a - b)};
+      })),
     };
   }
 

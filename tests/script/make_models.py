@@ -191,6 +191,9 @@ torch.jit.script(Tied()).save(path("tied_script.pt"))
 torch.jit.script(TwoInputs()).save(path("two_inputs_script.pt"))
 torch.jit.script(Twice()).save(path("twice_script.pt"))
 torch.jit.script(Subscripts()).save(path("subscripts_script.pt"))
+with torch.random.fork_rng():  # the files below draw from the generator as before
+    torch.manual_seed(0)
+    torch.jit.script(Gpt4().eval()).save(path("gpt4_script.pt"))  # the viewer's deep page
 
 # Inputs the command line reads: one tensor, a list of batches.
 torch.save([torch.randn(2, 784) for _ in range(3)], path("mlp_batches.pt"))

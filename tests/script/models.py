@@ -307,6 +307,79 @@ class TinyGPT(nn.Module):
         return self.head(self.ln_f(x))
 
 
+# ---- a GPT as users hand-write it (nanoGPT's style) -------------------------------------------
+class MaskedSelfAttention(nn.Module):
+    """Causal attention written out: q @ k^T scaled, masked with a registered buffer sliced as
+    `self.mask[:, :, :t, :t]` (no input reaches the slice), softmax, @ v. No SDPA: scripts on
+    PyTorch 1.13 too."""
+
+    def __init__(self, d_model=64, heads=4, context=16):
+        super().__init__()
+        self.heads = heads
+        self.scale = 1.0 / math.sqrt(d_model // heads)
+        self.qkv = nn.Linear(d_model, 3 * d_model)
+        self.proj = nn.Linear(d_model, d_model)
+        self.register_buffer("mask", torch.tril(torch.ones(context, context)).view(1, 1, context, context))
+
+    def forward(self, x):
+        b, t, c = x.size(0), x.size(1), x.size(2)
+        q, k, v = self.qkv(x).split(c, dim=2)
+        q = q.view(b, t, self.heads, c // self.heads).transpose(1, 2)
+        k = k.view(b, t, self.heads, c // self.heads).transpose(1, 2)
+        v = v.view(b, t, self.heads, c // self.heads).transpose(1, 2)
+        att = (q @ k.transpose(-2, -1)) * self.scale
+        att = att.masked_fill(self.mask[:, :, :t, :t] == 0, float("-inf"))
+        att = F.softmax(att, dim=-1)
+        y = att @ v
+        return self.proj(y.transpose(1, 2).contiguous().view(b, t, c))
+
+
+class Mlp(nn.Module):
+    def __init__(self, d_model=64, hidden=256):
+        super().__init__()
+        self.fc = nn.Linear(d_model, hidden)
+        self.act = nn.GELU()
+        self.proj = nn.Linear(hidden, d_model)
+
+    def forward(self, x):
+        return self.proj(self.act(self.fc(x)))
+
+
+class GptBlock(nn.Module):
+    def __init__(self, d_model=64, heads=4, context=16):
+        super().__init__()
+        self.ln1 = nn.LayerNorm(d_model)
+        self.attn = MaskedSelfAttention(d_model, heads, context)
+        self.ln2 = nn.LayerNorm(d_model)
+        self.mlp = Mlp(d_model)
+
+    def forward(self, x):
+        x = x + self.attn(self.ln1(x))
+        return x + self.mlp(self.ln2(x))
+
+
+class Gpt4(nn.Module):
+    """Token ids [batch, seq] (seq <= 16, ids < 100) -> token and position (torch.arange)
+    embeddings -> 4 GptBlocks -> LayerNorm -> Linear without bias whose weight is the token
+    embedding's (tied): a deep model the viewer must open readable (issue 34)."""
+
+    def __init__(self, vocab=100, d_model=64, heads=4, context=16, blocks=4):
+        super().__init__()
+        self.tok = nn.Embedding(vocab, d_model)
+        self.pos = nn.Embedding(context, d_model)
+        self.blocks = nn.ModuleList([GptBlock(d_model, heads, context) for _ in range(blocks)])
+        self.ln_f = nn.LayerNorm(d_model)
+        self.head = nn.Linear(d_model, vocab, bias=False)
+        self.head.weight = self.tok.weight
+
+    def forward(self, tokens):
+        positions = torch.arange(tokens.size(1), device=tokens.device)
+        x = self.tok(tokens) + self.pos(positions)
+        for block in self.blocks:
+            x = block(x)
+        return self.head(self.ln_f(x))
+
+
 def has_sdpa():
     return hasattr(F, "scaled_dot_product_attention")
 

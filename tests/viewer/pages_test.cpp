@@ -1,7 +1,8 @@
 // Writes the HTML viewer pages the browser tests open (tests/viewer/viewer_e2e.mjs), with what
 // each page must show, computed here by the C++ visible graph: ResNet-18 traced from the
-// templated model and from TorchScript, a trace with hostile names, and synthetic transformer
-// traces of ~1k, 10k and 50k nodes. Checks the C++ side's numbers on the way.
+// templated model and from TorchScript, a hand-written 4-block GPT from TorchScript, a trace
+// with hostile names, and synthetic transformer traces of ~1k, 10k and 50k nodes. Checks the
+// C++ side's numbers on the way.
 #define BOOST_TEST_MODULE viewer_pages
 #include <boost/test/unit_test.hpp>
 
@@ -206,6 +207,7 @@ BOOST_AUTO_TEST_CASE(resnet18_from_torchscript) {
 
 // Ops no input reaches (a mask sliced from a buffer, and its sum) and one without operands
 // (`arange`) are recorded but not drawn: the viewer follows the C++ rule (hide_unreached).
+// Drawn (hide_unreached off), they bring the buffer they read: 13 + 3 + 1 nodes.
 BOOST_AUTO_TEST_CASE(unreached_ops_from_torchscript) {
   std::filesystem::create_directories(pages);
   auto m =
@@ -213,8 +215,25 @@ BOOST_AUTO_TEST_CASE(unreached_ops_from_torchscript) {
   const Trace t =
       recorder::Tracer<recorder::record::Structure>(eval).run(m, torch::randn({2, 5, 4}));
   BOOST_TEST(count_nodes(t, std::nullopt) == 13u);
-  BOOST_TEST(recorder::visible_graph(t.graph, {.hide_unreached = false}).nodes.size() == 16u);
+  BOOST_TEST(recorder::visible_graph(t.graph, {.hide_unreached = false}).nodes.size() == 17u);
   write_page("unreached", t, {.depth = std::nullopt});
+}
+
+// A 4-block GPT written by hand (tests/script/models.py's Gpt4): a deep picture the viewer must
+// open readable, and causal masks sliced from a registered buffer, drawn with what feeds them
+// (hide_unreached off).
+BOOST_AUTO_TEST_CASE(gpt4_from_torchscript) {
+  std::filesystem::create_directories(pages);
+  auto m = recorder::load_model(std::filesystem::path(RECORDER_SCRIPT_MODELS) / "gpt4_script.pt");
+  torch::manual_seed(0);
+  const Trace t = recorder::Tracer<recorder::record::Structure>(eval).run(
+      m, torch::randint(0, 100, {2, 12}, torch::kLong));
+  RenderOptions o;
+  o.hide_unreached = false;
+  write_page("gpt4_script", t, o,
+             Expect{.expand_steps = {{"blocks.0.attn"}},
+                    .searches = {"mask", "Mlp"},
+                    .hovers = {{"blocks.0.mlp", {"Mlp", "blocks.0.mlp"}}}});
 }
 
 BOOST_AUTO_TEST_CASE(hostile_names) {

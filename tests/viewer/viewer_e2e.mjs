@@ -192,7 +192,89 @@ for (const name of ['resnet18', 'resnet18_script']) {
   await page.close();
 }
 
-// What no input reaches is not drawn (13 of the 16 nodes drawn with everything).
+// A hand-written 4-block GPT (tests/script/models.py's Gpt4, written with hide_unreached off):
+// readable wherever the view is put by the viewer (opening, "Expand all", a change of
+// direction), its input in view on open, edges routed around the boxes, and the causal mask's
+// buffer drawn into the attention's first slice.
+{
+  const name = 'gpt4_script';
+  const { page } = await checkPage(name);
+  await page.close();
+  const opened = await open(name);
+  const gpt = opened.page;
+  const nodes = await api(gpt, 'visibleNodes');
+  const kindOf = new Map(nodes.map((n) => [n.id, n.kind]));
+  const input = nodes.find((n) => n.kind === 'input');
+  // The view's world rect, and whether a box is (at least partly) in it.
+  const inView = (v, b) => b.x + b.w >= -v.tx / v.s && b.y + b.h >= -v.ty / v.s &&
+    b.x <= (v.W - v.tx) / v.s && b.y <= (v.H - v.ty) / v.s;
+  // Does segment p-q cross the open box b (shrunk by 1 px)? Liang-Barsky clipping.
+  const crosses = (px, py, qx, qy, b) => {
+    const [x0, y0, x1, y1] = [b.x + 1, b.y + 1, b.x + b.w - 1, b.y + b.h - 1];
+    if (x1 <= x0 || y1 <= y0) return false;
+    let t0 = 0;
+    let t1 = 1;
+    const dx = qx - px;
+    const dy = qy - py;
+    for (const [p, q] of [[-dx, px - x0], [dx, x1 - px], [-dy, py - y0], [dy, y1 - py]]) {
+      if (p === 0) { if (q <= 0) return false; continue; }
+      const t = q / p;
+      if (p < 0) { if (t > t1) return false; if (t > t0) t0 = t; } else { if (t < t0) return false; if (t < t1) t1 = t; }
+    }
+    return t1 - t0 > 1e-9;
+  };
+  async function readable(when, { inputInView = false } = {}) {
+    const v = await api(gpt, 'view');
+    const text = await api(gpt, 'drawnLabelSizes');
+    const smallest = Math.min(...text.sizes, ...text.titles);
+    check(text.labels > 0 && smallest >= 9, `${name} ${when}: the smallest text drawn is ` +
+      `${text.labels ? smallest.toFixed(2) : '(none)'} CSS px (want >= 9, some node label drawn; ` +
+      `${text.labels} labels at scale ${v.s.toFixed(3)}, direction ${v.direction})`);
+    const boxes = await api(gpt, 'layoutBoxes');
+    const boxOf = new Map(boxes.map((b) => [b.id, b]));
+    if (inputInView) {
+      check(input && inView(v, boxOf.get(input.id)), `${name} ${when}: the input node is in view ` +
+        `(${input ? JSON.stringify(boxOf.get(input.id)) : 'no input'}; view ${JSON.stringify(v)})`);
+    }
+    const routes = await api(gpt, 'edgeRoutes');
+    const bad = [];
+    for (const r of routes) {
+      if (r.pts.length < 4) bad.push(`${r.from}->${r.to} has no route`);
+      for (let p = 0; p + 3 < r.pts.length; p += 2) {
+        for (const b of boxes) {
+          if (b.id === r.from || b.id === r.to) continue;
+          if (crosses(r.pts[p], r.pts[p + 1], r.pts[p + 2], r.pts[p + 3], b)) {
+            bad.push(`${r.from}->${r.to} segment ${p / 2} crosses node ${b.id}`);
+          }
+        }
+      }
+    }
+    check(routes.length > 0 && bad.length === 0, `${name} ${when}: no edge crosses a node box ` +
+      `(${routes.length} edges; ${bad.length} crossings${bad.length ? ': ' + bad.slice(0, 5).join(', ') : ''})`);
+  }
+  await readable('on open', { inputInView: true });
+  // Point 8: the mask buffer feeds blocks.0.attn's first slice (`self.mask[:, :, :t, :t]`).
+  const slice = nodes.find((n) => n.kind === 'function' && n.within === 'blocks.0.attn' &&
+    /^(slice|__getitem__)\b/.test(n.label));
+  const edges = await api(gpt, 'visibleEdges');
+  const fed = slice ? edges.filter((e) => e.to === slice.id).map((e) => kindOf.get(e.from)) : [];
+  check(fed.includes('constant'), `${name}: blocks.0.attn's first slice ` +
+    `(${slice ? slice.id + ' ' + JSON.stringify(slice.label) : 'not drawn'}) has an edge from a ` +
+    `constant (its inputs' kinds: ${JSON.stringify(fed)})`);
+  await api(gpt, 'expandAll');
+  await readable('after "Expand all"', { inputInView: true });
+  check((await api(gpt, 'direction')) === 'TB', `${name}: opens in the document's direction`);
+  await api(gpt, 'setDirection', 'LR');
+  const lr = await api(gpt, 'view');
+  check(lr.direction === 'LR', `${name}: the direction switches to LR (${lr.direction})`);
+  await readable('in LR', { inputInView: true });
+  await api(gpt, 'setDirection', 'TB');
+  await readable('back in TB', { inputInView: true });
+  check(opened.errors.length === 0, `${name}: no page errors ${JSON.stringify(opened.errors)}`);
+  await gpt.close();
+}
+
+// What no input reaches is not drawn (13 of the 17 nodes drawn with everything).
 {
   const { page } = await checkPage('unreached');
   const p = await picture(page);

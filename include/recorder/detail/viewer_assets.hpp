@@ -46,7 +46,7 @@ html, body {
 }
 
 #rv-toolbar button:hover { background: #eef2f8; }
-#rv-search { width: 18em; }
+#rv-search { width: 15em; }
 #rv-search-count { color: #b35c00; min-width: 5em; }
 #rv-summary { margin-left: auto; color: #3c4354; }
 #rv-help { color: #7a8090; font-size: 12px; }
@@ -124,17 +124,20 @@ html, body {
 )rv",
 };
 
-/// the static markup at the start of <body> (viewer/body.html, 1193 bytes)
+/// the static markup at the start of <body> (viewer/body.html, 1524 bytes)
 inline constexpr std::string_view body[] = {
 R"rv(<div id="rv-app">
 <header id="rv-toolbar">
 <button id="rv-expand-all" type="button" title="Expand every module">Expand all</button>
 <label class="rv-depth-label">Depth <select id="rv-depth" title="Collapse or expand to a depth"></select></label>
-<button id="rv-fit" type="button" title="Fit the graph to the window (0)">Fit</button>
-<input id="rv-search" type="search" placeholder="Search modules, classes, ops  ( / )" autocomplete="off" spellcheck="false" aria-label="Search">
+<button id="rv-fit" type="button" title="Show the graph readable from its start, all of it when it fits (0)">Fit</button>
+<select id="rv-dir" title="Direction: lay the graph out top-down (TB), left-right (LR), bottom-up (BT) or right-left (RL)" aria-label="Direction">
+<option value="TB">TB &#8595;</option><option value="LR">LR &#8594;</option><option value="BT">BT &#8593;</option><option value="RL">RL &#8592;</option>
+</select>
+<input id="rv-search" type="search" placeholder="Search modules and ops  ( / )" autocomplete="off" spellcheck="false" aria-label="Search">
 <span id="rv-search-count" aria-live="polite"></span>
 <span id="rv-summary"></span>
-<span id="rv-help" title="Drag to pan, wheel to zoom, arrows pan, + and - zoom, 0 fits, / searches, Escape clears">Click + to expand, a cluster title to collapse</span>
+<span id="rv-help" title="Drag to pan, wheel to zoom, arrows pan, + and - zoom, 0 fits, / searches, Escape clears">Click + to expand, a title to collapse</span>
 </header>
 <div id="rv-notice" role="status" hidden></div>
 <div id="rv-error" role="alert" hidden></div>
@@ -183,7 +186,7 @@ R"rv(th)?i.width:0,u=r(i==null?void 0:i.height)?i.height:0,d=r(t.x)?t.x:s,c=r(t.
 )rv",
 };
 
-/// the layout worker (runs after dagre) (viewer/layout_worker.js, 12699 bytes)
+/// the layout worker (runs after dagre) (viewer/layout_worker.js, 16677 bytes)
 inline constexpr std::string_view worker[] = {
 R"rv(/* recorder viewer: the layout worker.
  *
@@ -198,8 +201,21 @@ R"rv(/* recorder viewer: the layout worker.
  *                                          of this job whose laid-out size is item i's size)
  * Out: {type: 'progress', job, done, total, result} after each level,
  *      {type: 'done', job} at the end, {type: 'error', job, message} on failure.
- *      result = {sig, w, h, x, y, pts, start, mode}: item centres, edge k's points are
- *      pts[2*start[k] .. 2*start[k+1]) as x, y pairs, all relative to the level's top left.
+ *      result = {sig, w, h, x, y, pts, start, bands, rank, mode}: item centres, edge k's points
+ *      are pts[2*start[k] .. 2*start[k+1]) as x, y pairs, all relative to the level's top left.
+ *
+ * Bands and routes. Along the flow (y for TB/BT, x for LR/RL, counted in the flow's sense:
+ * f = y, -y, x or -x) the items of a layered layout sit in disjoint bands, one per rank
+ * (bands: [start0, end0, start1, ...] in f, ascending; rank[i]: item i's band), with free
+ * channels between them. Every edge is routed so that it never crosses an item's box: straight
+ * in its source's column to the end of the source's band, across channels, straight through a
+ * band only in a column no item of that band covers (dagre's dummy nodes), and straight in its
+ * target's column from the channel before the target's band. A route is always
+ *   [exit, end of the source's band, ...middle..., lead-in, start of the target's band, entry]
+ * (the first two points in the source's column, the last three in the target's: canvas.js
+ * moves them to the column an edge from inside a cluster arrives in). Edges dagre has no dummy
+ * nodes for (the O(n) placements) go straight when their ends are in consecutive bands, else
+ * along a corridor beside the level's items.
  */
 /* global dagre */
 (function () {
@@ -275,7 +291,7 @@ R"rv(/* recorder viewer: the layout worker.
     let result;
     if (n === 0) {
       result = {w: 0, h: 0, x: new Float64Array(0), y: new Float64Array(0), pts: new Float64Array(0),
-        start: new Int32Array(1), mode: 'empty'};
+        start: new Int32Array(1), bands: new Float64Array(0), rank: new Int32Array(0), mode: 'empty'};
     } else if (n > HUGE_LEVEL) {
       result = rowsLayout(level, job);
     } else if (isChain(n, level.edges)) {
@@ -400,16 +416,9 @@ R"rv(/* recorder viewer: the layout worker.
     return rank;
   }
 
-  /**
-   * Places rows of items along the rank direction. Edges are straight exit-to-entry lines;
-   * one that skips rows bends around the right of the block (a middle point).
-   */
+  /** Places rows of items along the rank direction (one band per row); edges are routed. */
   function placeRows(rows, level, job) {
     const n = level.w.length;
-    const rowOf = new Int32Array(n);
-    rows.forEach((row, r) => {
-      for (const i of row) rowOf[i] = r;
-    });
     const dir = job.dir;
     const across = dir === 'LR' || dir === 'RL';
     const alongSize = across ? level.w : level.h;
@@ -437,43 +446,135 @@ R"rv(/* recorder viewer: the layout worker.
     });
     const length = Math.max(0, pos - job.ranksep);
     const flip = dir === 'BT' || dir === 'RL';
-    const toXY = (along, cross) => {
-      const t = flip ? length - along : along;
-      return across ? [t, cross] : [cross, t];
-    };
     const x = new Float64Array(n);
     const y = new Float64Array(n);
-    for (let i = 0; i < n; i++) [x[i], y[i]] = toXY(a[i], c[i]);
-    const m = level.edges.length / 2;
+    for (let i = 0; i < n; i++) {
+      const t = flip ? length - a[i] : a[i];
+      if (across) x[i] = t, y[i] = c[i];
+      else x[i] = c[i], y[i] = t;
+    }
+    return finish(level, job, x, y, null);
+  }
+
+  /** The flow's frame for direction dir: along x (LR, RL) or y; fwd -1 when it runs backwards. */
+  function frameOf(dir) {
+    return {across: dir === 'LR' || dir === 'RL', fwd: dir === 'BT' || dir === 'RL' ? -1 : 1};
+  }
+
+  /** Bands of items (see the header): {bands, rank}. Items whose centres agree share a band. */
+  function bandsOf(level, x, y, fr) {
+    const n = level.w.length;
+    const fc = new Float64Array(n);
+    const half = new Float64Array(n);
+    for (let i = 0; i < n; i++) {
+      fc[i] = fr.fwd * (fr.across ? x[i] : y[i]);
+      half[i] = (fr.across ? level.w[i] : level.h[i]) / 2;
+    }
+    const order = Array.from({length: n}, (_, i) => i).sort((p, q) => fc[p] - fc[q] || p - q);
+    const rank = new Int32Array(n);
+    const out = [];
+    let last = -Infinity;
+    for (const i of order) {
+      const b = out.length / 2 - 1;
+      if (b >= 0 && (Math.abs(fc[i] - last) < 0.5 || fc[i] - half[i] < out[2 * b + 1])) { // same band, or overlapping
+        out[2 * b] = Math.min(out[2 * b], fc[i] - half[i]);
+        out[2 * b + 1] = Math.max(out[2 * b + 1], fc[i] + half[i]);
+      } else {
+        out.push(fc[i] - half[i], fc[i] + half[i]);
+        last = fc[i];
+      }
+      rank[i] = out.length / 2 - 1;
+    }
+    return {bands: Float64Array.from(out), rank};
+  }
+
+  /** The band holding flow coordinate f, or -1 (binary search). */
+  function bandAt(bands, f) {
+    let lo = 0;
+    let hi = bands.length / 2 - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      if (f < bands[2 * mid] - 0.5) hi = mid - 1;
+      else if (f > bands[2 * mid + 1] + 0.5) lo = mid + 1;
+      else return mid;
+    }
+    return -1;
+  }
+
+  /**
+   * Routes the level's edges (see the header; middle(k): dagre's points of edge k between its
+   * ends, or null), then moves everything so that the level's top left is (0, 0).
+   */
+  function finish(level, job, x, y, middle) {
+    const n = level.w.length;
+    const fr = frameOf(job.dir);
+    const {bands, rank} = bandsOf(level, x, y, fr);
+    const nb = bands.length / 2;
+    const crossOf = (i) => (fr.across ? y[i] : x[i]);
+    const fOf = (i) => fr.fwd * (fr.across ? x[i] : y[i]);
+    const halfOf = (i) => (fr.across ? level.w[i] : level.h[i]) / 2;
+    let maxCross = -Infinity;
+    for (let i = 0; i < n; i++) maxCross = Math.max(maxCross, crossOf(i) + (fr.across ? level.h[i] : level.w[i]) / 2);
+    const gapAfter = (r) => (r + 1 < nb ? (bands[2 * r + 1] + bands[2 * r + 2]) / 2 : bands[2 * r + 1] + job.ranksep / 2);
+    const gapBefore = (r) => (r > 0 ? (bands[2 * r - 1] + bands[2 * r]) / 2 : bands[0] - job.ranksep / 2);
     const pts = [];
+    const push = (cross, f) => {
+      const along = fr.fwd * f;
+      if (fr.across) pts.push(along, cross);
+      else pts.push(cross, along);
+    };
+    const m = level.edges.length / 2;
     const start = new Int32Array(m + 1);
-    let bulge = 0;
     for (let k = 0; k < m; k++) {
       const u = level.edges[2 * k];
       const v = level.edges[2 * k + 1];
-      pts.push(...side(x[u], y[u], level.w[u], level.h[u], dir, 1));
-      if (Math.abs(rowOf[v] - rowOf[u]) > 1) {
-        const out = 24 + 10 * (k % 4);
-        bulge = Math.max(bulge, out);
-        pts.push(...toXY((a[u] + a[v]) / 2, widest + out));
+      const ru = rank[u];
+      const rv = rank[v];
+      const cu = crossOf(u);
+      const cv = crossOf(v);
+      push(cu, fOf(u) + halfOf(u));
+      push(cu, bands[2 * ru + 1]);
+      const mid = rv > ru ? middle && middle(k) : null;
+      if (mid) {
+        for (let p = 0; p < mid.length; p++) {
+          const c = fr.across ? mid[p].y : mid[p].x;
+          const f = fr.fwd * (fr.across ? mid[p].x : mid[p].y);
+          const b = bandAt(bands, f);
+          if (b >= 0) push(c, bands[2 * b]), push(c, bands[2 * b + 1]); // through a band in a free column
+          else push(c, f);
+        }
+      } else if (rv !== ru + 1) { // along a corridor beside the items
+        const corridor = maxCross + job.nodesep / 2 + 6 * (k % 4);
+        push(corridor, gapAfter(ru));
+        push(corridor, gapBefore(rv));
       }
-      pts.push(...side(x[v], y[v], level.w[v], level.h[v], dir, -1));
+      const before = rv > 0 ? bands[2 * rv] - bands[2 * rv - 1] : job.ranksep;
+      push(cv, bands[2 * rv] - Math.min(8, before / 3));
+      push(cv, bands[2 * rv]);
+      push(cv, fOf(v) - halfOf(v));
       start[k + 1] = pts.length / 2;
     }
-    const breadth = widest + bulge;
-    return {
-      w: across ? length : breadth, h: across ? breadth : length, x, y, pts: Float64Array.from(pts), start,
-    };
-  }
-
-  /** The middle of a box's exit side (sign 1) or entry side (sign -1) for direction dir. */
-  function side(x, y, w, h, dir, sign) {
-    switch (dir) {
-      case 'BT': return [x, y - sign * h / 2];
-      case 'LR': return [x + sign * w / 2, y];
-      case 'RL': return [x - sign * w / 2, y];
-      default: return [x, y + sign * h / 2];
+    let minX = Infinity;
+    let minY = Infinity;
+    let maxX = -Infinity;
+    let maxY = -Infinity;
+    for (let i = 0; i < n; i++) {
+      minX = Math.min(minX, x[i] - level.w[i] / 2);
+      maxX = Math.max(maxX, x[i] + level.w[i] / 2);
+      minY = Math.min(minY, y[i] - level.h[i] / 2);
+      maxY = Math.max(maxY, y[i] + level.h[i] / 2);
     }
+    for (let p = 0; p < pts.length; p += 2) {
+      minX = Math.min(minX, pts[p]);
+      maxX = Math.max(maxX, pts[p]);
+      minY = Math.min(minY, pts[p + 1]);
+      maxY = Math.max(maxY, pts[p + 1]);
+    }
+    for (let i = 0; i < n; i++) x[i] -= minX, y[i] -= minY;
+    for (let p = 0; p < pts.length; p += 2) pts[p] -= minX, pts[p + 1] -= minY;
+    const shift = fr.fwd * (fr.across ? minX : minY);
+    for (let b = 0; b < bands.length; b++) bands[b] -= shift;
+    return {w: maxX - minX, h: maxY - minY, x, y, pts: Float64Array.from(pts), start, bands, rank};
   }
 
   function dagreLayout(level, job, ranker) {
@@ -486,57 +587,31 @@ R"rv(/* recorder viewer: the layout worker.
     g.setDefaultEdgeLabel(() => ({}));
     for (let i = 0; i < n; i++) g.setNode(String(i), {width: level.w[i], height: level.h[i]});
     const m = level.edges.length / 2;
-    for (let k = 0; k < m; k++) g.setEdge(String(level.edges[2 * k]), String(level.edges[2 * k + 1]));
+)rv",
+R"rv(    for (let k = 0; k < m; k++) g.setEdge(String(level.edges[2 * k]), String(level.edges[2 * k + 1]));
     dagre.layout(g);
 
     const x = new Float64Array(n);
     const y = new Float64Array(n);
-    let minX = Infinity;
-    let minY = Infinity;
-    let maxX = -Infinity;
-    let maxY = -Infinity;
     for (let i = 0; i < n; i++) {
       const node = g.node(String(i));
       x[i] = node.x;
       y[i] = node.y;
-      minX = Math.min(minX, x[i] - level.w[i] / 2);
-      maxX = Math.max(maxX, x[i] + level.w[i] / 2);
-      minY = Math.min(minY, y[i] - level.h[i] / 2);
-      maxY = Math.max(maxY, y[i] + level.h[i] / 2);
     }
-    const start = new Int32Array(m + 1);
-    const lists = [];
-    for (let k = 0; k < m; k++) {
+    const middle = (k) => { // dagre's points without the two on the ends' boxes
       const e = g.edge(String(level.edges[2 * k]), String(level.edges[2 * k + 1]));
       const points = (e && e.points) || [];
-      lists.push(points);
-      start[k + 1] = start[k] + points.length;
-      for (const p of points) {
-        minX = Math.min(minX, p.x);
-        maxX = Math.max(maxX, p.x);
-        minY = Math.min(minY, p.y);
-        maxY = Math.max(maxY, p.y);
-      }
-    }
-    const pts = new Float64Array(2 * start[m]);
-    let o = 0;
-    for (const points of lists) {
-      for (const p of points) {
-        pts[o++] = p.x - minX;
-        pts[o++] = p.y - minY;
-      }
-    }
-    for (let i = 0; i < n; i++) {
-      x[i] -= minX;
-      y[i] -= minY;
-    }
-    return {w: maxX - minX, h: maxY - minY, x, y, pts, start, mode: 'dagre'};
+      return points.length >= 2 ? points.slice(1, -1) : null;
+    };
+    const result = finish(level, job, x, y, middle);
+    result.mode = 'dagre';
+    return result;
   }
 })();
 )rv",
 };
 
-/// the viewer's script, part 1: the pure model (viewer/model.js, 19315 bytes)
+/// the viewer's script, part 1: the pure model (viewer/model.js, 19934 bytes)
 inline constexpr std::string_view viewer_model[] = {
 R"rv(/* recorder viewer, part 1 of 4: the pure model (see viewer/FORMAT.md).
  *
@@ -788,7 +863,7 @@ var RecorderViewer = typeof RecorderViewer === 'object' && RecorderViewer ? Reco
       if (kind[i] === 0) reached[i] = 1, stack.push(i), inputs++;
       else if (kind[i] === FUNCTION && !fed[i]) reached[i] = 2, stack.push(i);
     }
-    if (!m.doc.hide_unreached || !inputs) return reached.fill(1);
+    if (!inputs || (!m.doc.hide_unreached && !m.doc.hide_inner_tensors)) return reached.fill(1);
     for (let i = 0; i < n; i++) start[i + 1] += start[i];
     const next = new Uint32Array(start[n]);
     const fill = start.slice(0, n);
@@ -810,7 +885,9 @@ var RecorderViewer = typeof RecorderViewer === 'object' && RecorderViewer ? Reco
   function computeVisible(m, open) {
     const {n, kind, leaf, producer, depth} = m;
     const hide = !!m.doc.hide_inner_tensors;
-    const reached = m.reached || (m.reached = reachedFromInputs(m));
+    const reach = m.reached || (m.reached = reachedFromInputs(m));
+    // Shown ops: all of them, or (hide_unreached) those an input reaches.
+    const shown = (i) => !m.doc.hide_unreached || reach[i] === 1;
     const folds = (i) => kind[i] === MODULE && (leaf[i] === 1 || open[i] === 0);
     const folding = overParents(m, (i, p, fp) => (fp >= 0 ? fp : folds(i) ? i : -1));
     const isOp = (i) => i >= 0 && (kind[i] === FUNCTION || kind[i] === MODULE);
@@ -821,13 +898,23 @@ var RecorderViewer = typeof RecorderViewer === 'object' && RecorderViewer ? Reco
       const k = kind[i];
       let d;
       if (k <= 1) d = true;
-      else if (k >= FUNCTION) d = opDrawn(i) && reached[i] === 1;
+      else if (k >= FUNCTION) d = opDrawn(i) && shown(i);
       else if (k === 2) {
         const p = producer[i];
-        d = !hide && (isOp(p) ? opDrawn(p) && reached[p] === 1 : folding[i] < 0);
+        d = !hide && (isOp(p) ? opDrawn(p) && shown(p) : folding[i] < 0);
       }
       else d = !hide && folding[i] < 0;
       if (d) drawn[i] = 1, nv++;
+    }
+    // Drawn ops no input reaches read only constants and parameters: those are drawn too.
+    if (hide && !m.doc.hide_unreached) {
+      const E = m.edges;
+      for (let k = 0; k < E.length; k += 2) {
+        const a = E[k];
+        const b = E[k + 1];
+        if (a < 0 || b < 0 || a >= n || b >= n || drawn[a] || !drawn[b] || reach[b] !== 0) continue;
+        if ((kind[a] === 3 || kind[a] === 4) && isOp(b) && folding[a] < 0) drawn[a] = 1, nv++;
+      }
     }
     const vis = new Int32Array(nv);
     const rep = new Int32Array(n).fill(-1);
@@ -897,7 +984,8 @@ var RecorderViewer = typeof RecorderViewer === 'object' && RecorderViewer ? Reco
       const chain = [];
       while (depth[L] < 0 && chain.length <= nl) chain.push(L), L = parent[L];
       let d = Math.max(0, depth[L]);
-      while (chain.length) depth[chain.pop()] = ++d;
+)rv",
+R"rv(      while (chain.length) depth[chain.pop()] = ++d;
       return d;
     };
     for (let L = 1; L < nl; L++) depthOf(L);
@@ -916,8 +1004,7 @@ var RecorderViewer = typeof RecorderViewer === 'object' && RecorderViewer ? Reco
       while (L > 0 && !placed[L]) {
         placed[L] = 1;
         const P = parent[L];
-)rv",
-R"rv(        levelItem[L] = items[P].length;
+        levelItem[L] = items[P].length;
         items[P].push(-1 - L);
         L = P;
       }
@@ -1206,25 +1293,32 @@ R"rv(/* recorder viewer, part 2 of 4: the layout jobs.
 )rv",
 };
 
-/// the viewer's script, part 3: the canvas (viewer/canvas.js, 21285 bytes)
+/// the viewer's script, part 3: the canvas (viewer/canvas.js, 28033 bytes)
 inline constexpr std::string_view viewer_canvas[] = {
 R"rv(/* recorder viewer, part 3 of 4: the canvas.
  *
  * Box sizes (text measured once per node), the composed picture (absolute geometry, top-down
- * from the level layouts of layout.js's cache: boxes, edge curves, a grid for hit-testing),
+ * from the level layouts of layout.js's cache: boxes, edge routes, a grid for hit-testing),
  * drawing on one canvas on the next frame with culling and level of detail (below some zooms:
  * no shape lines, no text, filled rectangles without arrow heads), and the view (pan, zoom,
  * fit, anchors). Works on the viewer's state (viewer.js makes it): model, picture, view,
  * canvas, ctx, dpr, W, H, sizes, frame, stats.
+ *
+ * The view opens readable: the whole picture when it fits at a scale where the smallest text
+ * drawn is at least MIN_TEXT_PX CSS pixels, else at such a scale with the graph's start (its
+ * first input) at the top (TB), left (LR), bottom (BT) or right (RL) of the stage.
  */
 (function (RV) {
   'use strict';
 
   const {MODULE, FUNCTION, labelLines, subText, clamp} = RV.model;
   const {PAD, TITLE_H, boxW, boxH} = RV.layout;
-  const FONT = '12px sans-serif';
-  const SMALL_FONT = '10px sans-serif';
-  const TITLE_FONT = 'bold 11px sans-serif';
+  const FONT_PX = 12;
+  const SMALL_PX = 10;
+  const TITLE_PX = 11;
+  const FONT = FONT_PX + 'px sans-serif';
+  const SMALL_FONT = SMALL_PX + 'px sans-serif';
+  const TITLE_FONT = 'bold ' + TITLE_PX + 'px sans-serif';
   const LINE_H = 15; // one label line
   const SMALL_H = 13; // the shape line
   const PAD_X = 8;
@@ -1233,7 +1327,10 @@ R"rv(/* recorder viewer, part 3 of 4: the canvas.
   const MARK_W = 14; // room for the '+' of a collapsed composite call
   const LOD_TEXT = 0.35; // below this zoom: boxes without text
   const LOD_SIMPLE = 0.12; // below this zoom: filled rectangles, no arrow heads
-  const LOD_SHAPES = 0.6; // the shape line needs this zoom
+  const MIN_TEXT_PX = 9; // the smallest text the view opens with, in CSS pixels
+  const READABLE = MIN_TEXT_PX / SMALL_PX; // the zoom at which every text drawn is that large
+  const LOD_SHAPES = READABLE; // the shape line (the smallest text) needs this zoom
+  const CORNER = 8; // edges' corners are rounded with this radius
   const MIN_SCALE = 0.0002;
   const MAX_SCALE = 8;
   const STYLES = [ // fill, stroke
@@ -1247,6 +1344,8 @@ R"rv(/* recorder viewer, part 3 of 4: the canvas.
 
   const $ = (id) => document.getElementById(id);
   const tint = (d) => 'hsl(215, 45%, ' + Math.max(84, 98 - 3 * d) + '%)';
+  /** The flow's frame (as layout_worker.js's): along x (LR, RL) or y; fwd -1 when it runs backwards. */
+  const frameOf = (dir) => ({across: dir === 'LR' || dir === 'RL', fwd: dir === 'BT' || dir === 'RL' ? -1 : 1});
 
   /**
    * The canvas part over `state` (state.model set, state.canvas the page's canvas). hooks:
@@ -1342,52 +1441,131 @@ R"rv(/* recorder viewer, part 3 of 4: the canvas.
       return g;
     }
 
-    /** The middle of node v's exit (sign 1) or entry (sign -1) side. */
-    function sidePoint(g, v, sign) {
-      const x = g.nx[v] + nodeW(g, v) / 2;
-      const y = g.ny[v] + nodeH(g, v) / 2;
-      switch (M.doc.direction) {
-        case 'BT': return [x, y - (sign * nodeH(g, v)) / 2, 0, -sign];
-        case 'LR': return [x + (sign * nodeW(g, v)) / 2, y, sign, 0];
-        case 'RL': return [x - (sign * nodeW(g, v)) / 2, y, -sign, 0];
-        default: return [x, y + (sign * nodeH(g, v)) / 2, 0, sign];
-      }
-    }
-
     /**
-     * Edges inside one level follow dagre's points (kind 0: a smoothed polyline); edges between
-     * levels are cubic beziers from the source's exit side to the target's entry side (kind 1).
+     * Every edge follows the routes of the level layouts (layout_worker.js): an edge between
+     * two items of one level is that level's route; an edge from (or to) a node inside a
+     * cluster first leaves it (enters it) on its own: in its column to the end of its band, then
+     * straight out through the cluster's exit side when the band is the cluster's last, else
+     * across the channel after the band to the corridor beside the cluster's content (its
+     * padding) and along it; level by level up to the level that holds both ends, whose route
+     * it joins in the column it arrived in. No segment crosses a node's box. Points per edge:
+     * epts[2*estart[e] .. 2*estart[e+1]).
      */
     function edgeGeometry(g, ox, oy) {
       const {vg, lv} = g;
+      const fr = frameOf(M.doc.direction);
       const ne = vg.from.length;
-      const kind = new Uint8Array(ne);
-      const start = new Int32Array(ne + 1);
+      const nl = lv.count;
+      const nodeItem = new Int32Array(vg.vis.length);
+      const levelItem = new Int32Array(nl);
+      const lifted = []; // per level: item pair -> its edge index in the level layout
+      for (let L = 0; L < nl; L++) {
+        lv.items[L].forEach((code, j) => {
+          if (code >= 0) nodeItem[code] = j;
+          else levelItem[-1 - code] = j;
+        });
+        const m = new Map();
+        const list = lv.edges[L];
+        for (let k = 0; k < list.length; k += 2) m.set(list[k] * 1e6 + list[k + 1], k / 2);
+        lifted.push(m);
+      }
+      // Flow coordinates: c across the flow, f along it (in its sense).
+      const cOff = (L) => (fr.across ? oy[L] : ox[L]);
+      const fOff = (L) => fr.fwd * (fr.across ? ox[L] : oy[L]);
+      const fRange = (a0, len) => (fr.fwd > 0 ? [a0, a0 + len] : [-a0 - len, -a0]);
+      const nodeF = (v) => fRange(fr.across ? g.nx[v] : g.ny[v], fr.across ? nodeW(g, v) : nodeH(g, v));
+      const nodeC = (v) => (fr.across ? g.ny[v] + nodeH(g, v) / 2 : g.nx[v] + nodeW(g, v) / 2);
+      const boxF = (L) => fRange(fr.across ? g.cx[L] : g.cy[L], fr.across ? g.cw[L] : g.ch[L]);
+      /**
+       * The corridor beside cluster L's content nearer to cross position c; the right one when
+       * the edge crosses the title bar (TB entries, BT exits): the title is written on the left.
+       */
+      const corridor = (L, c, side) => {
+        const lay = cache.get(lv.sig[L]);
+        const lo = cOff(L) - PAD / 2;
+        const hi = cOff(L) + (fr.across ? lay.h : lay.w) + PAD / 2;
+        if (!fr.across && side === fr.fwd) return hi;
+        return c - lo <= hi - c ? lo : hi;
+      };
       const pts = [];
+      const push = (c, f) => {
+        const along = fr.fwd * f;
+        const [x, y] = fr.across ? [along, c] : [c, along];
+        const n = pts.length;
+        if (n >= 2 && Math.abs(pts[n - 2] - x) + Math.abs(pts[n - 1] - y) < 1e-6) return;
+        pts.push(x, y);
+      };
+      const start = new Int32Array(ne + 1);
       const box = new Float64Array(4 * ne);
       for (let e = 0; e < ne; e++) {
         const L = lv.edgeLevel[e];
-        const k = lv.edgeIndex[e];
-        const lay = k >= 0 ? cache.get(lv.sig[L]) : null;
-        if (lay && lay.start[k + 1] - lay.start[k] >= 2) {
-          for (let p = 2 * lay.start[k]; p < 2 * lay.start[k + 1]; p += 2) pts.push(ox[L] + lay.pts[p], oy[L] + lay.pts[p + 1]);
-        } else {
-          const [x0, y0, dx0, dy0] = sidePoint(g, vg.from[e], 1);
-          const [x1, y1, dx1, dy1] = sidePoint(g, vg.to[e], -1);
-          const bend = Math.max(30, Math.hypot(x1 - x0, y1 - y0) / 3);
-          pts.push(x0, y0, x0 + dx0 * bend, y0 + dy0 * bend, x1 - dx1 * bend, y1 - dy1 * bend, x1, y1);
-          kind[e] = 1;
+        // Out of the source's clusters, up to level L.
+        const u = vg.from[e];
+        let Lu = lv.nodeLevel[u];
+        let ju = nodeItem[u];
+        let cu = nodeC(u);
+        push(cu, nodeF(u)[1]);
+        for (let steps = 0; Lu !== L && Lu > 0 && steps < nl; steps++) {
+          const lay = cache.get(lv.sig[Lu]);
+          const r = lay.rank[ju];
+          push(cu, fOff(Lu) + lay.bands[2 * r + 1]);
+          if (r < lay.bands.length / 2 - 1) {
+            const cc = corridor(Lu, cu, -1);
+            push(cc, fOff(Lu) + (lay.bands[2 * r + 1] + lay.bands[2 * r + 2]) / 2);
+            cu = cc;
+          }
+          push(cu, boxF(Lu)[1]);
+          ju = levelItem[Lu];
+          Lu = lv.parent[Lu];
         }
+        // Into the target's clusters, from level L down (built inside out).
+        const v = vg.to[e];
+        let Lv = lv.nodeLevel[v];
+        let jv = nodeItem[v];
+        let cv = nodeC(v);
+        const tail = [[cv, nodeF(v)[0]]];
+        for (let steps = 0; Lv !== L && Lv > 0 && steps < nl; steps++) {
+          const lay = cache.get(lv.sig[Lv]);
+          const r = lay.rank[jv];
+          const bs = fOff(Lv) + lay.bands[2 * r];
+          let seg;
+          if (r > 0) {
+            const before = lay.bands[2 * r] - lay.bands[2 * r - 1];
+            const cc = corridor(Lv, cv, 1);
+            seg = [[cc, boxF(Lv)[0]], [cc, fOff(Lv) + (lay.bands[2 * r - 1] + lay.bands[2 * r]) / 2],
+              [cv, bs - Math.min(8, before / 3)], [cv, bs]];
+            cv = cc;
+          } else {
+            seg = [[cv, boxF(Lv)[0]], [cv, bs]];
+          }
+          tail.unshift(...seg);
+          jv = levelItem[Lv];
+          Lv = lv.parent[Lv];
+        }
+        // Level L's route between the two items, moved to the columns the edge arrives in.
+        const k = lifted[L].get(ju * 1e6 + jv);
+        const lay = cache.get(lv.sig[L]);
+        if (k !== undefined && lay.start[k + 1] - lay.start[k] >= 5) {
+          const a = lay.start[k];
+          const b = lay.start[k + 1];
+          const at = (p) => [fr.across ? oy[L] + lay.pts[2 * p + 1] : ox[L] + lay.pts[2 * p],
+            fOff(L) + fr.fwd * (fr.across ? lay.pts[2 * p] : lay.pts[2 * p + 1])];
+          push(cu, at(a)[1]);
+          push(cu, at(a + 1)[1]);
+          for (let p = a + 2; p < b - 3; p++) push(...at(p));
+          for (let p = b - 3; p < b; p++) push(cv, at(p)[1]);
+        }
+        for (const [c, f] of tail) push(c, f);
         start[e + 1] = pts.length / 2;
         box.set([Infinity, Infinity, -Infinity, -Infinity], 4 * e); // bounding box, for culling
         for (let p = 2 * start[e]; p < pts.length; p += 2) {
-          for (let a = 0; a < 2; a++) {
-            box[4 * e + a] = Math.min(box[4 * e + a], pts[p + a]);
-            box[4 * e + 2 + a] = Math.max(box[4 * e + 2 + a], pts[p + a]);
+          for (let q = 0; q < 2; q++) {
+            box[4 * e + q] = Math.min(box[4 * e + q], pts[p + q]);
+            box[4 * e + 2 + q] = Math.max(box[4 * e + 2 + q], pts[p + q]);
           }
         }
       }
-      Object.assign(g, {ekind: kind, estart: start, epts: Float64Array.from(pts), ebox: box});
+      Object.assign(g, {estart: start, epts: Float64Array.from(pts), ebox: box});
     }
 
     /** A uniform grid over node rects and cluster title bars, for hit-testing (CSR arrays). */
@@ -1478,8 +1656,10 @@ R"rv(/* recorder viewer, part 3 of 4: the canvas.
       ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
       ctx.fillStyle = '#ffffff';
       ctx.fillRect(0, 0, W, H);
+      frame.text = {labels: 0, sizes: new Set(), titles: new Set()}; // what this frame drew, in CSS px
       if (!state.picture) return;
-      const s = view.s;
+)rv",
+R"rv(      const s = view.s;
       ctx.setTransform(dpr * s, 0, 0, dpr * s, dpr * view.tx, dpr * view.ty);
       const vp = [-view.tx / s, -view.ty / s, (W - view.tx) / s, (H - view.ty) / s];
       const inView = (x0, y0, x1, y1) => x1 >= vp[0] && y1 >= vp[1] && x0 <= vp[2] && y0 <= vp[3];
@@ -1541,6 +1721,7 @@ R"rv(/* recorder viewer, part 3 of 4: the canvas.
       if (s < LOD_TEXT) return;
       const ctx = state.ctx;
       const {lv, cx, cy, cw} = state.picture;
+      if (shown.length) frame.text.titles.add(TITLE_PX * s);
       ctx.font = TITLE_FONT;
       ctx.textAlign = 'left';
       ctx.textBaseline = 'middle';
@@ -1551,28 +1732,27 @@ R"rv(/* recorder viewer, part 3 of 4: the canvas.
       }
     }
 
+    /** Edges: their routes, corners rounded (the curve stays within CORNER of the route). */
     function drawEdges(s, inView) {
       const ctx = state.ctx;
-      const {ekind, estart, epts, ebox} = state.picture;
-      const ne = ekind.length;
+      const {estart, epts, ebox} = state.picture;
+      const ne = estart.length - 1;
       const simple = s < LOD_SIMPLE;
       const heads = [];
+      const len = (p, q) => Math.hypot(epts[q] - epts[p], epts[q + 1] - epts[p + 1]);
       ctx.beginPath();
       for (let e = 0; e < ne; e++) {
         if (!inView(ebox[4 * e], ebox[4 * e + 1], ebox[4 * e + 2], ebox[4 * e + 3])) continue;
         const a = 2 * estart[e];
         const b = 2 * estart[e + 1];
+        if (b - a < 4) continue;
         ctx.moveTo(epts[a], epts[a + 1]);
-        if (ekind[e] === 1) {
-          ctx.bezierCurveTo(epts[a + 2], epts[a + 3], epts[a + 4], epts[a + 5], epts[a + 6], epts[a + 7]);
-        } else if (simple || b - a <= 4) {
-          for (let p = a + 2; p < b; p += 2) ctx.lineTo(epts[p], epts[p + 1]);
-        } else {
-          for (let p = a + 2; p < b - 2; p += 2) {
-            ctx.quadraticCurveTo(epts[p], epts[p + 1], (epts[p] + epts[p + 2]) / 2, (epts[p + 1] + epts[p + 3]) / 2);
-          }
-          ctx.lineTo(epts[b - 2], epts[b - 1]);
+        for (let p = a + 2; p < b - 2; p += 2) {
+          const r = simple ? 0 : Math.min(CORNER, len(p - 2, p) / 2, len(p, p + 2) / 2);
+          if (r > 0.5) ctx.arcTo(epts[p], epts[p + 1], epts[p + 2], epts[p + 3], r);
+          else ctx.lineTo(epts[p], epts[p + 1]);
         }
+        ctx.lineTo(epts[b - 2], epts[b - 1]);
         if (!simple) heads.push(b - 4);
       }
       ctx.strokeStyle = '#8a909c';
@@ -1604,8 +1784,7 @@ R"rv(/* recorder viewer, part 3 of 4: the canvas.
       const simple = s < LOD_SIMPLE;
       const shown = [];
       for (let v = 0; v < nv; v++) {
-)rv",
-R"rv(        if (inView(nx[v], ny[v], nx[v] + nodeW(G, v), ny[v] + nodeH(G, v))) shown.push(v);
+        if (inView(nx[v], ny[v], nx[v] + nodeW(G, v), ny[v] + nodeH(G, v))) shown.push(v);
       }
       const dot = 1.5 / s; // far out, a node stays at least a dot on screen
       const rectPath = (v, grow) => {
@@ -1655,6 +1834,8 @@ R"rv(        if (inView(nx[v], ny[v], nx[v] + nodeW(G, v), ny[v] + nodeH(G, v)))
       ctx.textBaseline = 'middle';
       ctx.font = FONT;
       ctx.fillStyle = '#1d1d24';
+      if (shown.length) frame.text.sizes.add(FONT_PX * s);
+      frame.text.labels += shown.length;
       for (const v of shown) {
         const i = vg.vis[v];
         const mid = nx[v] + (nodeW(G, v) - (style[v] === 5 ? MARK_W : 0)) / 2;
@@ -1666,6 +1847,7 @@ R"rv(        if (inView(nx[v], ny[v], nx[v] + nodeW(G, v), ny[v] + nodeH(G, v)))
       for (const v of shown) {
         const i = vg.vis[v];
         const sub = subText(M, i);
+        if (sub) frame.text.sizes.add(SMALL_PX * s);
         if (sub) ctx.fillText(sub, nx[v] + nodeW(G, v) / 2, ny[v] + nodeH(G, v) - PAD_Y - SMALL_H / 2 + 1);
       }
     }
@@ -1676,25 +1858,55 @@ R"rv(        if (inView(nx[v], ny[v], nx[v] + nodeW(G, v), ny[v] + nodeH(G, v)))
       return {x: 0, y: 0, w: g.cw[0], h: g.ch[0]};
     }
 
-    function fitTo(r, maxScale) {
+    /** Fits world rect r, at most maxScale and at least minScale, centred on r or on `focus`. */
+    function fitTo(r, maxScale, minScale = MIN_SCALE, focus = r) {
       const m = 24;
       const {W, H} = state;
-      view.s = clamp(Math.min((W - 2 * m) / Math.max(r.w, 1), (H - 2 * m) / Math.max(r.h, 1), maxScale), MIN_SCALE, MAX_SCALE);
-      view.tx = W / 2 - (r.x + r.w / 2) * view.s;
-      view.ty = H / 2 - (r.y + r.h / 2) * view.s;
+      view.s = clamp(Math.min((W - 2 * m) / Math.max(r.w, 1), (H - 2 * m) / Math.max(r.h, 1), maxScale), minScale, MAX_SCALE);
+      const c = view.s > minScale ? r : focus;
+      view.tx = W / 2 - (c.x + c.w / 2) * view.s;
+      view.ty = H / 2 - (c.y + c.h / 2) * view.s;
       markDirty();
     }
 
-    /** Fit, unless that makes boxes tiny: then show the start of the graph at zoom 0.8. */
+    /**
+     * The opening view, also "Fit" and "Expand all": the whole picture when it fits readable
+     * (every text at least MIN_TEXT_PX); else readable, the picture's width (TB, BT; its height
+     * for LR, RL) fitted when that zooms no further in than 1, and its start in view: the first
+     * input at the top (TB; left for LR, ...), across the flow centred on it.
+     */
     function overview() {
-      const b = bounds(state.picture);
-      fitTo(b, 1.2);
-      if (view.s >= 0.25) return;
+      const G = state.picture;
+      const b = bounds(G);
       const {W, H} = state;
-      view.s = 0.8;
-      const dir = M.doc.direction;
-      view.tx = dir === 'LR' ? 24 : dir === 'RL' ? W - 24 - b.w * view.s : W / 2 - (b.w / 2) * view.s;
-      view.ty = dir === 'TB' ? 24 : dir === 'BT' ? H - 24 - b.h * view.s : H / 2 - (b.h / 2) * view.s;
+      const m = 24;
+      if (Math.min((W - 2 * m) / Math.max(b.w, 1), (H - 2 * m) / Math.max(b.h, 1), 1.2) >= READABLE) {
+        fitTo(b, 1.2);
+        return;
+      }
+      const fr = frameOf(M.doc.direction);
+      const [alongLen, crossLen] = fr.across ? [b.w, b.h] : [b.h, b.w];
+      const [alongRoom, crossRoom] = fr.across ? [W, H] : [H, W];
+      const s = clamp((crossRoom - 2 * m) / Math.max(crossLen, 1), READABLE, 1);
+      // The first input in the flow (else the picture's start), as [along0, along1, cross centre].
+      let first = null;
+      const {vg} = G;
+      for (let v = 0; v < vg.vis.length; v++) {
+        if (M.kind[vg.vis[v]] !== 0) continue;
+        const a0 = fr.across ? G.nx[v] : G.ny[v];
+        const a1 = a0 + (fr.across ? nodeW(G, v) : nodeH(G, v));
+        const c = fr.across ? G.ny[v] + nodeH(G, v) / 2 : G.nx[v] + nodeW(G, v) / 2;
+        if (!first || (fr.fwd > 0 ? a0 < first[0] : a1 > first[1])) first = [a0, a1, c];
+      }
+      if (!first) first = fr.fwd > 0 ? [0, 0, crossLen / 2] : [alongLen, alongLen, crossLen / 2];
+      let tAlong = fr.fwd > 0 ? m : alongRoom - m - alongLen * s; // the start at the stage's edge
+      if (fr.fwd > 0 && first[1] * s + tAlong > alongRoom - m) tAlong = m - first[0] * s;
+      if (fr.fwd < 0 && first[0] * s + tAlong < m) tAlong = alongRoom - m - first[1] * s;
+      let tCross = (crossRoom - crossLen * s) / 2;
+      if (crossLen * s > crossRoom - 2 * m) tCross = clamp(crossRoom / 2 - first[2] * s, crossRoom - m - crossLen * s, m);
+      view.s = s;
+      [view.tx, view.ty] = fr.across ? [tAlong, tCross] : [tCross, tAlong];
+      markDirty();
     }
 
     function zoomAt(sx, sy, factor) {
@@ -1745,16 +1957,16 @@ R"rv(        if (inView(nx[v], ny[v], nx[v] + nodeW(G, v), ny[v] + nodeH(G, v)))
 
     return {
       measure, compose, hitClient, markDirty, resize,
-      bounds, fitTo, overview, zoomAt, panBy, worldRect, anchorOf, keepAnchor, clientRect,
+      bounds, fitTo, overview, zoomAt, panBy, worldRect, anchorOf, keepAnchor, clientRect, nodeW, nodeH,
     };
   }
 
-  RV.canvas = {MIN_SCALE, MAX_SCALE, createCanvas};
+  RV.canvas = {MIN_SCALE, MAX_SCALE, READABLE, MIN_TEXT_PX, createCanvas};
 })(RecorderViewer);
 )rv",
 };
 
-/// the viewer's script, part 4: the page (UI and startup) (viewer/viewer.js, 18507 bytes)
+/// the viewer's script, part 4: the page (UI and startup) (viewer/viewer.js, 21259 bytes)
 inline constexpr std::string_view viewer[] = {
 R"rv(/* recorder viewer, part 4 of 4: the page (UI and startup). Draws the recorded graph embedded in
  * this page (see viewer/FORMAT.md).
@@ -1776,7 +1988,8 @@ R"rv(/* recorder viewer, part 4 of 4: the page (UI and startup). Draws the recor
 
   const model = RV.model;
   const {KIND_NAMES, MODULE, fmtInt, clamp} = model;
-  const {MIN_SCALE, MAX_SCALE} = RV.canvas;
+  const {MIN_SCALE, MAX_SCALE, READABLE} = RV.canvas;
+  const DIRECTIONS = ['TB', 'LR', 'BT', 'RL'];
   const REVEAL_CAP = 200; // search expands the ancestors of at most this many matches
 
   const $ = (id) => document.getElementById(id);
@@ -1784,7 +1997,8 @@ R"rv(/* recorder viewer, part 4 of 4: the page (UI and startup). Draws the recor
 
   /** The viewer's mutable state: every part reads and writes this one object. */
   const state = {
-    model: null, // the model (model.buildModel)
+    model: null, // the model (model.buildModel); model.doc.direction is the layout's direction:
+    // the document's, until the user switches (model.signatures keys the layouts by it)
     expanded: null, // Uint8Array over recorded node ids: the open calls
     picture: null, // the composed picture: visible graph + levels + geometry (canvas.compose)
     view: {s: 1, tx: 0, ty: 0}, // world -> screen: scale, then translation
@@ -1795,7 +2009,8 @@ R"rv(/* recorder viewer, part 4 of 4: the page (UI and startup). Draws the recor
     W: 0, // the canvas in CSS pixels
     H: 0,
     sizes: {w: null, h: null, texts: new Map()}, // box sizes per recorded node; text widths
-    frame: {dirty: false, requested: false}, // a frame is to be drawn / is requested
+    frame: {dirty: false, requested: false, text: null}, // a frame is to be drawn / is requested;
+    // the text the last one drew (canvas.js: node labels, their sizes on screen)
     jobs: RV.layout.createJobs(), // the layout jobs and their cache (layout.js)
     stats: {layoutMs: 0, drawMs: 0, visible: 0, levelsLaidOut: 0, modes: {}},
     pinned: false, // the tooltip stays (a click showed it)
@@ -1834,6 +2049,14 @@ R"rv(/* recorder viewer, part 4 of 4: the page (UI and startup). Draws the recor
   function collapseTo(d) {
     model.openToDepth(state.model, state.expanded, d);
     $('rv-depth').value = d === Infinity ? 'all' : String(d);
+    return update({after: canvas.overview});
+  }
+
+  /** Lays the current picture out again in direction dir (TB, LR, BT, RL), opening it anew. */
+  function setDirection(dir) {
+    if (!DIRECTIONS.includes(dir)) throw new Error('unknown direction: ' + JSON.stringify(dir));
+    state.model.doc.direction = dir;
+    $('rv-dir').value = dir;
     return update({after: canvas.overview});
   }
 
@@ -1910,16 +2133,19 @@ R"rv(/* recorder viewer, part 4 of 4: the page (UI and startup). Draws the recor
       let y0 = Infinity;
       let x1 = -Infinity;
       let y1 = -Infinity;
+      let first = null;
       for (const i of state.matches.slice(0, REVEAL_CAP)) { // the newest search's, as it runs
         const v = G.vg.rep[i];
         const r = canvas.worldRect(G, i) || (v >= 0 ? canvas.worldRect(G, G.vg.vis[v]) : null);
         if (!r) continue;
+        first = first || r;
         x0 = Math.min(x0, r.x);
         y0 = Math.min(y0, r.y);
         x1 = Math.max(x1, r.x + r.w);
         y1 = Math.max(y1, r.y + r.h);
       }
-      if (x1 >= x0) canvas.fitTo({x: x0, y: y0, w: x1 - x0, h: y1 - y0}, 1.5);
+      // All of them when that stays readable, else readable around the first.
+      if (x1 >= x0) canvas.fitTo({x: x0, y: y0, w: x1 - x0, h: y1 - y0}, 1.5, READABLE, first);
     };
     return update({after}).then(() => paths);
   }
@@ -1993,7 +2219,10 @@ R"rv(/* recorder viewer, part 4 of 4: the page (UI and startup). Draws the recor
       if (select.value !== 'custom') collapseTo(select.value === 'all' ? Infinity : Number(select.value));
     });
     $('rv-expand-all').addEventListener('click', () => collapseTo(Infinity));
-    $('rv-fit').addEventListener('click', () => state.picture && canvas.fitTo(canvas.bounds(state.picture), 1.2));
+    $('rv-fit').addEventListener('click', () => state.picture && canvas.overview());
+    const dir = $('rv-dir');
+    dir.value = M.doc.direction;
+    dir.addEventListener('change', () => setDirection(dir.value));
     const search = $('rv-search');
     let timer = 0;
     search.addEventListener('input', () => {
@@ -2087,7 +2316,7 @@ R"rv(/* recorder viewer, part 4 of 4: the page (UI and startup). Draws the recor
       ArrowUp: () => canvas.panBy(0, step), ArrowDown: () => canvas.panBy(0, -step),
       '+': () => canvas.zoomAt(W / 2, H / 2, 1.25), '=': () => canvas.zoomAt(W / 2, H / 2, 1.25),
       '-': () => canvas.zoomAt(W / 2, H / 2, 0.8), _: () => canvas.zoomAt(W / 2, H / 2, 0.8),
-      0: () => state.picture && canvas.fitTo(canvas.bounds(state.picture), 1.2), '/': () => $('rv-search').focus(),
+      0: () => state.picture && canvas.overview(), '/': () => $('rv-search').focus(),
       Escape: () => (hideTooltip(), clearSearch()),
     };
     const action = keys[ev.key];
@@ -2117,6 +2346,7 @@ R"rv(/* recorder viewer, part 4 of 4: the page (UI and startup). Draws the recor
     return {
       visibleNodes: () => serial(() => Array.from(G().vg.vis, (i) => ({
         id: i, kind: KIND_NAMES[M.kind[i]], label: M.label[i], path: M.kind[i] === MODULE ? M.pathOf(i) : '',
+        within: M.parent[i] >= 0 ? M.pathOf(M.parent[i]) : null, // the path of the call it was recorded in
       }))),
       visibleEdges: () => serial(() => Array.from(G().vg.from, (s, e) => ({from: G().vg.vis[s], to: G().vg.vis[G().vg.to[e]]}))),
       clusters: () => serial(() => G().vg.clusters.map((c) => {
@@ -2139,7 +2369,8 @@ R"rv(/* recorder viewer, part 4 of 4: the page (UI and startup). Draws the recor
       }).then(() => undefined),
       expandAll: () => serial(() => collapseTo(Infinity)).then(() => undefined),
       collapseTo: (depth) => serial(() => collapseTo(depth == null ? Infinity : Number(depth))).then(() => undefined),
-      search: (text) => serial(() => {
+)rv",
+R"rv(      search: (text) => serial(() => {
         $('rv-search').value = String(text);
         return runSearch(String(text));
       }),
@@ -2158,8 +2389,7 @@ R"rv(/* recorder viewer, part 4 of 4: the page (UI and startup). Draws the recor
         return showTooltip(id, (r.x + r.w) * view.s + view.tx, r.y * view.s + view.ty);
       }),
       nodeAt: (x, y) => serial(() => {
-)rv",
-R"rv(        const hit = canvas.hitClient(x, y);
+        const hit = canvas.hitClient(x, y);
         return hit.node >= 0 ? G().vg.vis[hit.node] : -1;
       }),
       nodeRect: (id) => serial(() => {
@@ -2175,10 +2405,38 @@ R"rv(        const hit = canvas.hitClient(x, y);
         canvas.zoomAt(state.W / 2, state.H / 2, clamp(Number(scale) || 1, MIN_SCALE, MAX_SCALE) / view.s);
         return twoFrames();
       }),
+      /** What "Fit" does (the readable opening view). */
       fit: () => serial(() => {
+        canvas.overview();
+        return twoFrames();
+      }),
+      /** The whole picture in view, however small (for the benchmarks' pan frames). */
+      fitAll: () => serial(() => {
         canvas.fitTo(canvas.bounds(G()), 1.2);
         return twoFrames();
       }),
+      /** The view: world -> CSS px of the stage (scale s, then translation), the stage's size. */
+      view: () => serial(() => ({s: view.s, tx: view.tx, ty: view.ty, W: state.W, H: state.H, direction: M.doc.direction})),
+      direction: () => serial(() => M.doc.direction),
+      setDirection: (dir) => serial(() => setDirection(String(dir))).then(() => undefined),
+      /** The visible nodes' boxes in world (layout) coordinates: {id, x, y, w, h}. */
+      layoutBoxes: () => serial(() => Array.from(G().vg.vis, (i, v) => ({
+        id: i, x: G().nx[v], y: G().ny[v], w: canvas.nodeW(G(), v), h: canvas.nodeH(G(), v),
+      }))),
+      /** Each visible edge's route in world coordinates: {from, to, pts: [x0, y0, x1, y1, ...]}. */
+      edgeRoutes: () => serial(() => Array.from(G().vg.from, (s, e) => ({
+        from: G().vg.vis[s], to: G().vg.vis[G().vg.to[e]],
+        pts: Array.from(G().epts.subarray(2 * G().estart[e], 2 * G().estart[e + 1])),
+      }))),
+      /**
+       * The text the last frame drew, on screen: {labels: node labels drawn (nodes at least
+       * partly in the viewport), sizes: their font sizes and the shape lines' in CSS px (font px
+       * times the view's scale), titles: the cluster titles' sizes}.
+       */
+      drawnLabelSizes: () => serial(() => twoFrames()).then(() => serial(() => {
+        const t = state.frame.text || {labels: 0, sizes: new Set(), titles: new Set()};
+        return {labels: t.labels, sizes: [...t.sizes].sort((a, b) => a - b), titles: [...t.titles].sort((a, b) => a - b)};
+      })),
     };
   }
 
