@@ -800,8 +800,7 @@ BOOST_AUTO_TEST_CASE(a_model_that_fails_gives_exit_1_the_failing_layer_and_the_p
   BOOST_REQUIRE(table.size() > 5u);
   // The root shows `--`, as it does when the run completes, not the parameters of what never
   // ran (issue 34).
-  BOOST_TEST(table[3] ==
-             "ResNet (failed)                          --                        --");
+  BOOST_TEST(table[3] == "ResNet (failed)                          --                        --");
   BOOST_TEST(table[4] ==
              "├─Conv2d: 1-1 (failed)                   --                        9,408");
   // draw still writes the graph of what ran, the failed calls marked.

@@ -282,8 +282,8 @@ BOOST_AUTO_TEST_CASE(an_embedding_index_error_names_the_index_and_the_table) {
   Tokens net;
   recorder::Tracer<rr::Structure> tracer({.no_grad = true});
   const at::Tensor ok = torch::tensor({{1, 9, 0}}, torch::kLong);
-  const std::string done = recorder::render_to_string<recorder::backend::Summary>(
-      tracer.run(net, ok), {});
+  const std::string done =
+      recorder::render_to_string<recorder::backend::Summary>(tracer.run(net, ok), {});
   BOOST_TEST(done.find("Tokens                                   [1, 3, 2]                 --") !=
              std::string::npos);
   try {
@@ -298,9 +298,10 @@ BOOST_AUTO_TEST_CASE(an_embedding_index_error_names_the_index_and_the_table) {
     BOOST_REQUIRE(e.partial_trace());
     const std::string partial =
         recorder::render_to_string<recorder::backend::Summary>(*e.partial_trace(), {});
-    BOOST_TEST(partial.find("Tokens (failed)                          --                        --\n") !=
-                   std::string::npos,
-               partial);
+    BOOST_TEST(
+        partial.find("Tokens (failed)                          --                        --\n") !=
+            std::string::npos,
+        partial);
   }
   try {  // a negative id is named too
     tracer.run(net, torch::tensor({{-3, 1}}, torch::kLong));

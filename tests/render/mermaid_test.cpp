@@ -113,7 +113,8 @@ BOOST_AUTO_TEST_CASE(nested_subgraphs) {
   BOOST_TEST(count(s, "subgraph c") == vg.clusters.size());
   BOOST_TEST(count(s, "\tend\n") == vg.clusters.size());
   BOOST_TEST(
-      s.find("\tsubgraph c0[\"Sequential<br>layer1\"]\n\t\tsubgraph c1[\"BasicBlock<br>layer1.0\"]") !=
+      s.find(
+          "\tsubgraph c0[\"Sequential<br>layer1\"]\n\t\tsubgraph c1[\"BasicBlock<br>layer1.0\"]") !=
       std::string::npos);
   BOOST_TEST(mermaid(r, {.depth = std::nullopt}).find("subgraph") == std::string::npos);
 }

@@ -275,11 +275,10 @@ BOOST_AUTO_TEST_CASE(ops_no_input_reaches_are_hidden) {
   BOOST_TEST(vg.representative(b.last_call).has_value());  // div
 
   const VisibleGraph all = visible_graph(g, {.hide_unreached = false});
-  BOOST_TEST(
-      node_names(g, all) ==
-          (Names{"input", "arange", "pos", "fc", "add", "full", "triu", "mul", "constant",
-                 "slice", "rel", "sub", "scratch", "relu", "div", "output"}),
-      tt::per_element());
+  BOOST_TEST(node_names(g, all) ==
+                 (Names{"input", "arange", "pos", "fc", "add", "full", "triu", "mul", "constant",
+                        "slice", "rel", "sub", "scratch", "relu", "div", "output"}),
+             tt::per_element());
   // The slice's buffer is drawn as its input (issue 34): an op drawn without inputs reads as
   // a mistake. The constant inside `scratch` stays in its box.
   BOOST_TEST(all.edges.size() == 16u);
@@ -605,10 +604,10 @@ BOOST_AUTO_TEST_CASE(module_functions_shown_open_the_leaf) {
   BOOST_TEST(node_names(t.graph, vg) ==
                  (Names{"input", "constant", "t", "addmm", "relu", "linear", "output"}),
              tt::per_element());
-  BOOST_TEST(edge_names(t.graph, vg) ==
-                 (Names{"constant -> t", "input -> addmm", "t -> addmm", "addmm -> relu",
-                        "relu -> linear", "linear -> output"}),
-             tt::per_element());
+  BOOST_TEST(
+      edge_names(t.graph, vg) == (Names{"constant -> t", "input -> addmm", "t -> addmm",
+                                        "addmm -> relu", "relu -> linear", "linear -> output"}),
+      tt::per_element());
   BOOST_TEST(!vg.representative(views::calls_of_class(t.graph, "Linear").front()).has_value());
   // By default the weight's transpose is not drawn: it reads a parameter alone.
   BOOST_TEST(node_names(t.graph, with(t, {.hide_module_functions = false})) ==
@@ -645,8 +644,7 @@ BOOST_AUTO_TEST_CASE(module_functions_reroute_an_unconsumed_input) {
   b.end({h});
   b.output(h);
   const VisibleGraph vg = with(b.trace, {.hide_module_functions = false, .hide_unreached = false});
-  BOOST_TEST(
-      edge_names(b.trace.graph, vg) ==
-          (Names{"input -> zeros", "constant -> zeros", "zeros -> neg", "neg -> output"}),
-      tt::per_element());
+  BOOST_TEST(edge_names(b.trace.graph, vg) ==
+                 (Names{"input -> zeros", "constant -> zeros", "zeros -> neg", "neg -> output"}),
+             tt::per_element());
 }

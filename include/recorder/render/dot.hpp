@@ -53,9 +53,8 @@ inline std::string dot_title(const Graph& g, const ModuleLabels& labels, NodeId 
 
 /// Writes the node statement of visible node `i` to `out`, each line starting with `indent`.
 inline void write_dot_node(const Graph& g, const ModuleLabels& labels, const RenderOptions& options,
-                           const VisibleGraph& vg,
-                           std::size_t i, const NodeStyle& style, std::string_view indent,
-                           std::string& out) {
+                           const VisibleGraph& vg, std::size_t i, const NodeStyle& style,
+                           std::string_view indent, std::string& out) {
   const VisibleNode& v = vg.nodes[i];
   const auto line = [&] {  // a new line inside the node: one more tab than the node itself
     append(out, indent, "\t");
@@ -79,8 +78,7 @@ inline void write_dot_node(const Graph& g, const ModuleLabels& labels, const Ren
     line();
     append(out, "<TR><TD>", title, "</TD></TR>\n");
     wide = "<TR><TD>";
-    if (params)
-      wide_row(wide, "params: " + with_thousands(g.module_of(v.node).param_count));
+    if (params) wide_row(wide, "params: " + with_thousands(g.module_of(v.node).param_count));
   } else if (is_tensor_kind(v.kind)) {
     line();
     append(out, "<TR><TD>", title, "</TD><TD>");
@@ -97,8 +95,7 @@ inline void write_dot_node(const Graph& g, const ModuleLabels& labels, const Ren
     out += "<TR><TD COLSPAN=\"2\">output:</TD><TD COLSPAN=\"2\">";
     append_shapes(out, g, v.outputs);
     out += "</TD></TR>\n";
-    if (params)
-      wide_row(wide, "params: " + with_thousands(g.module_of(v.node).param_count));
+    if (params) wide_row(wide, "params: " + with_thousands(g.module_of(v.node).param_count));
   }
   if (!style.note.empty()) wide_row(wide, html_escape(style.note));
   line();

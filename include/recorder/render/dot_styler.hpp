@@ -20,7 +20,7 @@ struct NodeStyle {
   /// the node's own: `1.25 ms (12.5%)`. Graphviz places an `xlabel` wherever there is room,
   /// often beside another node's edge.
   std::string note{};
-  std::string extra{};      ///< further attributes written verbatim: `penwidth=2 fontcolor=blue`
+  std::string extra{};  ///< further attributes written verbatim: `penwidth=2 fontcolor=blue`
   friend bool operator==(const NodeStyle&, const NodeStyle&) = default;
 };
 

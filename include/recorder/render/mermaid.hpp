@@ -87,8 +87,8 @@ inline void write_mermaid(const Trace& trace, const RenderOptions& options, std:
   out += '\n';
 
   const auto write_node = [&](std::size_t i, const std::string& indent) {
-    out +=
-        indent + "n" + std::to_string(i) + "[\"" + mermaid_label(g, labels, options, vg.nodes[i]) + "\"]\n";
+    out += indent + "n" + std::to_string(i) + "[\"" +
+           mermaid_label(g, labels, options, vg.nodes[i]) + "\"]\n";
   };
   const auto tabs = [](std::size_t level) { return std::string(level + 1, '\t'); };
   walk_clusters(

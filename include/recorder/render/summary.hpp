@@ -353,7 +353,7 @@ inline SummaryTable summarize(const Trace& trace, const SummaryOptions& options 
     const std::uint64_t shown =
         full       ? m.param_count
         : c.failed ? si::own_params(m)
-                 : static_cast<std::uint64_t>(std::max<std::int64_t>(c.leftover, 0));
+                   : static_cast<std::uint64_t>(std::max<std::int64_t>(c.leftover, 0));
     for (SummaryColumn col : options.columns) {
       std::string cell;
       switch (col) {
