@@ -111,6 +111,10 @@ inline CLI::App* add_draw(CLI::App& app, DrawArgs& a) {
   CLI::App* sub = app.add_subcommand(
       "draw",
       "Draw the model's graph (torchview's pictures) into a file whose extension names the format");
+  sub->footer(
+      "A module's node shows its class and its registered name (fc1); where that name repeats "
+      "(four blocks, each with an ln1), the shortest ending of its path that is its alone "
+      "(blocks.0.ln1), and never a bare list index (blocks.0, not 0).");
   add_common(*sub, a.common);
   sub->add_option("-o,--output", a.out,
                   "The file to write: .dot, .svg, .png (Graphviz), .json (the drawn graph), .mmd "

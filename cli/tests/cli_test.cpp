@@ -90,6 +90,7 @@ BOOST_AUTO_TEST_CASE(help_names_every_subcommand_and_option) {
         "--direction", "--no-shapes", "--show-params", "--not-strict", "--graph-name", "--format",
         "--dot-timeout", "--show-unreached"})
     BOOST_TEST(draw.out.find(word) != std::string::npos, word);
+  BOOST_TEST(draw.out.find("(blocks.0.ln1)") != std::string::npos);  // how nodes are named
   const Run version = recorder_cli({"--version"});
   BOOST_TEST(version.code == 0);
   // With the libtorch the program was built against (CMake found it), major and minor.
