@@ -312,7 +312,9 @@ BOOST_AUTO_TEST_CASE(module_functions_are_drawn_when_asked) {
   BOOST_TEST(count(dot(observed_mlp(), {.hide_module_functions = false}), "[label=<") == 5u);
   const std::string shown =
       dot(observed_mlp(), {.hide_module_functions = false, .hide_unreached = false});
-  BOOST_TEST(count(shown, "[label=<") == 6u);
+  BOOST_TEST(count(shown, "[label=<") == 7u);  // and the weight `t` reads (issue 34)
+  BOOST_TEST(shown.find("<TR><TD>constant-tensor<BR/>depth:2</TD><TD>(64, 128)</TD></TR>") !=
+             std::string::npos);
   BOOST_TEST(shown.find("<TD ROWSPAN=\"2\">addmm<BR/>depth:2</TD>") != std::string::npos);
   BOOST_TEST(shown.find("Linear") == std::string::npos);
 }
