@@ -2,6 +2,7 @@
 /// The render layer's shared vocabulary (no libtorch): what a drawn node says (title lines,
 /// tensor roles), shape lists, and the house colours of each node kind.
 
+#include <recorder/detail/id_map.hpp>
 #include <recorder/detail/text.hpp>
 #include <recorder/graph/graph.hpp>
 
@@ -11,7 +12,6 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -61,45 +61,72 @@ constexpr std::string_view tensor_role(NodeKind k) noexcept {
 /// index takes one more part (`blocks.0`, not `0`). The root keeps its name (its class).
 /// torchview draws no names; where names are unambiguous this is the registered name as
 /// before, and a repeated one no longer reads the same in every block.
-using ModuleLabels = std::vector<std::string>;
+using ModuleLabels = std::vector<std::string_view>;  // views into the graph's module records
 
 inline ModuleLabels module_labels(const Graph& g) {
   const std::vector<ModuleInfo>& modules = g.modules();
-  // How many distinct paths end in each dotted ending (`ln1`, `0.ln1`, `blocks.0.ln1`, ...).
-  std::vector<std::string_view> paths;
-  paths.reserve(modules.size());
-  for (const ModuleInfo& m : modules)
-    if (!m.path.empty()) paths.emplace_back(m.path);
-  std::sort(paths.begin(), paths.end());
-  paths.erase(std::unique(paths.begin(), paths.end()), paths.end());
-  // Where each dotted part of a path starts: an ending is the path from one of them on.
-  const auto part_starts = [](std::string_view p) {
-    std::vector<std::size_t> starts{0};
-    for (std::size_t i = 0; i < p.size(); ++i)
-      if (p[i] == '.') starts.push_back(i + 1);
-    return starts;
+  // Endings grow one part at a time, and only for the modules whose ending is still shared:
+  // an ending gets an id (its last part's, then (shorter ending's id, part) -> a new id), and
+  // `uses` counts the modules whose current ending it is. Two records of one path stay shared
+  // to the whole path.
+  struct Open {
+    std::uint32_t module;
+    std::uint32_t ending;  // the id of its current ending
+    std::size_t start;     // where that ending starts in its path
   };
-  std::unordered_map<std::string_view, std::uint32_t> endings;
-  endings.reserve(paths.size() * 3);
-  for (std::string_view p : paths)
-    for (std::size_t start : part_starts(p)) ++endings[p.substr(start)];
+  StringIds parts;
+  IdMap longer;
+  std::vector<std::uint32_t> uses;
+  std::vector<Open> open;
+  std::vector<std::size_t> starts(modules.size(), 0);
+  // The part of `p` that ends just before `end` (a dot, or the path's end), and where it starts.
+  const auto part_before = [](std::string_view p, std::size_t end) {
+    const std::size_t dot = end == 0 ? std::string_view::npos : p.rfind('.', end - 1);
+    const std::size_t start = dot == std::string_view::npos ? 0 : dot + 1;
+    return std::pair{p.substr(start, end - start), start};
+  };
+  for (std::uint32_t m = 0; m < modules.size(); ++m) {
+    const std::string_view p = modules[m].path;
+    if (p.empty()) continue;
+    const auto [part, start] = part_before(p, p.size());
+    const std::uint32_t id = parts.id(part).first;
+    open.push_back(Open{m, id, start});
+    starts[m] = start;
+  }
+  uses.assign(parts.size(), 0);
+  while (!open.empty()) {
+    for (const Open& o : open) ++uses[o.ending];
+    std::vector<Open> next;
+    for (const Open& o : open) {
+      if (uses[o.ending] == 1 || o.start == 0) continue;  // its own, or the whole path
+      const std::string_view p = modules[o.module].path;
+      const auto [part, start] = part_before(p, o.start - 1);
+      const std::uint64_t key = IdMap::pair_key(o.ending, parts.id(part).first);
+      const auto [id, fresh] = longer.try_emplace(key, uses.size());
+      if (fresh) uses.push_back(0);
+      next.push_back(Open{o.module, static_cast<std::uint32_t>(*id), start});
+      starts[o.module] = start;
+    }
+    // `next` ids are all new (each key extends an id of this round), so counts start at 0.
+    open = std::move(next);
+  }
   const auto is_index = [](std::string_view part) {
     return !part.empty() &&
            std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; });
   };
   ModuleLabels out;
   out.reserve(modules.size());
-  for (const ModuleInfo& m : modules) {
-    const std::string_view p = m.path;
+  for (std::size_t m = 0; m < modules.size(); ++m) {
+    const std::string_view p = modules[m].path;
     if (p.empty()) {
-      out.push_back(m.name);
+      out.emplace_back(modules[m].name);
       continue;
     }
-    const std::vector<std::size_t> starts = part_starts(p);
-    std::size_t k = starts.size() - 1;  // the part the ending starts at: the last one first
-    while (k > 0 && endings[p.substr(starts[k])] > 1) --k;
-    if (k > 0 && is_index(p.substr(starts[k], p.find('.', starts[k]) - starts[k]))) --k;
-    out.emplace_back(p.substr(starts[k]));
+    std::size_t start = starts[m];
+    // An ending never starts with a list index: one part more.
+    if (start > 0 && is_index(p.substr(start, p.find('.', start) - start)))
+      start = part_before(p, start - 1).second;
+    out.push_back(p.substr(start));
   }
   return out;
 }
@@ -121,7 +148,7 @@ inline std::vector<std::string> title_lines(const Graph& g, const ModuleLabels& 
     case NodeKind::module: {
       const ModuleId mid = g.call(id).module;
       const ModuleInfo& m = g.module(mid);
-      const std::string& name = mid.value < labels.size() ? labels[mid.value] : m.name;
+      const std::string_view name = mid.value < labels.size() ? labels[mid.value] : m.name;
       std::vector<std::string> out{m.class_name};
       std::string suffix = times;
       if (rolled <= 1 && m.calls > 1)
@@ -129,7 +156,7 @@ inline std::vector<std::string> title_lines(const Graph& g, const ModuleLabels& 
                  std::to_string(m.calls) + ")";
       if (mark_inferred && n.inferred) suffix += " (inferred)";
       if (!name.empty() && name != m.class_name)
-        out.push_back(name + suffix);
+        out.push_back(std::string(name) + suffix);
       else
         out.back() += suffix;
       return out;
