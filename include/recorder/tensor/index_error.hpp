@@ -34,8 +34,8 @@ inline std::string explain_index_error(std::string message, const ModuleInfo& m,
     const auto [lo, hi] = at::aminmax(ids);
     const std::int64_t low = lo.item<std::int64_t>();
     const std::int64_t high = hi.item<std::int64_t>();
-    const std::int64_t bad = high >= rows ? high : low < 0 ? low : rows;
-    if (bad == rows) return message;  // not the indices' fault: leave libtorch's word
+    if (low >= 0 && high < rows) return message;  // not the indices' fault: libtorch's word
+    const std::int64_t bad = high >= rows ? high : low;
     return message + " (index " + std::to_string(bad) + " given to an " + m.class_name + " of " +
            std::to_string(rows) + " rows: ids must lie in [0, " + std::to_string(rows) + "))";
   } catch (...) {
