@@ -202,6 +202,23 @@ inline Format parse_format(const std::filesystem::path& path, std::string_view f
                    "' is not one of dot, svg, png, json, json-view, mermaid, html, model-explorer");
 }
 
+/// The format of `profile --draw`'s file, by its extension (`format_of`, as `draw` reads it):
+/// the drawing coloured by time as DOT (`.dot`, `.gv`, or no extension: `.dot` is added), SVG
+/// or PNG, or the HTML viewer with each call's time on hover (`.html`, `.htm`). A Mermaid chart
+/// (`.mmd`) and the JSON graphs carry no times: refused, with the extensions that do.
+inline Format parse_time_format(const std::filesystem::path& path) {
+  const std::optional<Format> f = format_of(path);
+  if (!f && !path.has_extension()) return Format::dot;
+  if (f == Format::dot || f == Format::svg || f == Format::png || f == Format::html) return *f;
+  std::string why = "cannot draw times into '" + path.string() + "'";
+  if (f == Format::mermaid)
+    why += ": a Mermaid chart has no place for them (recorder draw writes the plain .mmd)";
+  else if (f)
+    why += ": its graph has no place for them (recorder draw writes it without times)";
+  throw UsageError("recorder: --draw " + why +
+                   "; use .dot, .gv, .svg, .png, .html or .htm (no extension: .dot)");
+}
+
 /// The layer addresses of `--layers` ("layer4,fc", "3-18", "class:Conv2d", "index:5", "all").
 inline std::vector<LayerAddress> parse_layers(std::string_view text) {
   std::vector<LayerAddress> out;
@@ -258,7 +275,7 @@ inline Record parse_what(std::string_view text) {
 }
 
 /// The reductions `record --reduce` takes.
-enum class Reduce { all, last, sum, mean, moments, minmax, histogram };
+enum class Reduce { all, last, sum, mean, moments, minmax, absmax, histogram, quantile };
 
 inline Reduce parse_reduce(std::string_view text) {
   if (text == "all") return Reduce::all;
@@ -267,9 +284,20 @@ inline Reduce parse_reduce(std::string_view text) {
   if (text == "mean") return Reduce::mean;
   if (text == "moments") return Reduce::moments;
   if (text == "minmax") return Reduce::minmax;
+  if (text == "absmax") return Reduce::absmax;
   if (text == "histogram") return Reduce::histogram;
-  throw UsageError("recorder: --reduce '" + std::string(text) +
-                   "' is not one of all, last, sum, mean, moments, minmax, histogram");
+  if (text == "quantile") return Reduce::quantile;
+  throw UsageError(
+      "recorder: --reduce '" + std::string(text) +
+      "' is not one of all, last, sum, mean, moments, minmax, absmax, histogram, quantile");
+}
+
+/// `--quantile q` of `--reduce quantile`: a number in [0, 1].
+inline double parse_quantile(double q) {
+  if (!(q >= 0.0 && q <= 1.0))
+    throw UsageError("recorder: --quantile " + recorder::detail::shortest(q) +
+                     " is not in [0, 1]: 0.5 is the median, 0.9 the 90th percentile");
+  return q;
 }
 
 /// `--range lo,hi` of a histogram: two finite numbers, lo < hi.

@@ -4,7 +4,9 @@
 #include "common.hpp"
 #include "ranks.hpp"
 
+#include <recorder/capture/facts.hpp>
 #include <recorder/capture/timing.hpp>
+#include <recorder/render/html.hpp>
 #include <recorder/render/time_dot.hpp>
 
 #include <filesystem>
@@ -28,9 +30,9 @@ struct ProfileArgs {
 
 /// Times `model` over `a.runs` runs after `a.warmup` (record::Timing<Mean>, with the aten ops
 /// of leaves under --aten-ops), then prints the summary with time columns, and writes the trace
-/// and the time-coloured drawing when asked. On ranks (`ranks.joined()`), rank r runs batches r,
-/// r + world, ...; the times are merged on rank 0, which prints and writes everything, the
-/// Chrome trace with a process per rank.
+/// and the drawing with the times when asked (in --draw's format: `parse_time_format`). On ranks
+/// (`ranks.joined()`), rank r runs batches r, r + world, ...; the times are merged on rank 0,
+/// which prints and writes everything, the Chrome trace with a process per rank.
 template <class... Extra>
 inline int profile_with(const ProfileArgs& a, Ranks& ranks) {
   const RankPlace& place = ranks.place();
@@ -71,15 +73,13 @@ inline int profile_with(const ProfileArgs& a, Ranks& ranks) {
   }
   const auto& runs = timing.runs();
   const std::string name = last->model_name;
-  recorder::CallTimes times;
   std::string chrome;  // the Chrome trace of every rank, on rank 0
   if (ranks.joined()) {
-    times = ranks.merged_times(timing);
+    ranks.merge_times(timing);
     if (!a.out.empty()) chrome = ranks.chrome_trace(runs, name);
     if (place.rank != 0) return 0;
-  } else {
-    times = recorder::call_times(timing);
   }
+  const recorder::CallTimes times = recorder::call_times(timing);
   recorder::SummaryOptions o = table_options(a.table);  // then the time columns
   for (const auto c : {recorder::SummaryColumn::time, recorder::SummaryColumn::self_time,
                        recorder::SummaryColumn::time_percent})
@@ -110,7 +110,8 @@ inline int profile_with(const ProfileArgs& a, Ranks& ranks) {
     const recorder::RenderOptions ro{.depth = a.table.depth, .expand_nested = a.expand_nested};
     const std::filesystem::path path(a.draw);
     std::filesystem::path written;
-    switch (cli::format_of(path).value_or(cli::Format::dot)) {
+    const cli::Format format = cli::parse_time_format(path);
+    switch (format) {
       case cli::Format::svg:
         written = recorder::render_to_file(
             *last, ro, path, recorder::backend::Svg{.report = nullptr, .times = &times});
@@ -119,11 +120,17 @@ inline int profile_with(const ProfileArgs& a, Ranks& ranks) {
         written = recorder::render_to_file(
             *last, ro, path, recorder::backend::Png{.report = nullptr, .times = &times});
         break;
-      default:  // the time-coloured picture has no other format: DOT
+      case cli::Format::html:  // the viewer, each call's time and runs on hover
+        written = recorder::render_to_file(
+            *last, ro, path, recorder::backend::Html{.facts = recorder::facts_of(*last, timing)});
+        break;
+      default:  // .dot, .gv, or no extension
         written =
             recorder::render_to_file(*last, ro, path, recorder::backend::TimeDot{.times = &times});
     }
-    std::cerr << "recorder: wrote " << written.string() << ": module calls coloured by time";
+    std::cerr << "recorder: wrote " << written.string()
+              << (format == cli::Format::html ? ": module calls with their times on hover"
+                                              : ": module calls coloured by time");
     if (place.joined)
       std::cerr << " (over " << counted(static_cast<std::size_t>(place.world), "rank") << ")";
     std::cerr << "\n";
@@ -133,12 +140,16 @@ inline int profile_with(const ProfileArgs& a, Ranks& ranks) {
 
 /// `recorder profile`: the summary table with each call's time, self time and share (mean over
 /// `--runs` after `--warmup`, over every rank with --local-ranks / --distributed), `-o` the
-/// Chrome/Perfetto trace, `--draw` the drawing coloured by time.
+/// Chrome/Perfetto trace, `--draw` the drawing with the times (refused before the run in a
+/// format that cannot carry them).
 inline int run_profile(const ProfileArgs& a) {
   if (a.runs < 1) throw UsageError("recorder: --runs must be at least 1");
   if (a.warmup < 0) throw UsageError("recorder: --warmup must be 0 or more");
   if (!a.out.empty()) cli::check_writable(a.out);
-  if (!a.draw.empty()) cli::check_writable(a.draw);
+  if (!a.draw.empty()) {
+    (void)cli::parse_time_format(a.draw);
+    cli::check_writable(a.draw);
+  }
   if (const auto code = run_local_ranks(a.ranks)) return *code;
   Ranks ranks(a.ranks);
   if (a.common.aten_ops) return profile_with<rr::AtenOps>(a, ranks);
@@ -159,8 +170,11 @@ inline CLI::App* add_profile(CLI::App& app, ProfileArgs& a) {
   sub->add_option("-o,--output", a.out,
                   "Write the Chrome trace (.trace.json when no extension) here");
   sub->add_option("--draw", a.draw,
-                  "Draw the graph to --depth with module calls coloured by time, each call's "
-                  "time and share in its box (.svg, .png, else DOT)");
+                  "Draw the graph to --depth with each call's time, in the format the extension "
+                  "names: .dot/.gv (no extension: .dot is added), .svg or .png (Graphviz) "
+                  "colour module calls by time, each call's time and share in its box; .html "
+                  "(the interactive viewer) shows each call's time and runs on hover. .mmd and "
+                  "the JSON graphs have no place for times: refused (recorder draw writes them)");
   sub->add_flag("--backward", a.backward,
                 "Also time each call's backward (the inputs require grad; the sum of "
                 "the outputs is back-propagated): a second span set in the trace");

@@ -5,6 +5,10 @@ the model's own submodules give on the same inputs.
         prints "key: shape" (or "key: {field: ...}" for dicts) for every entry, in order
     python3 check_record.py mlp-mean <mlp_script.pt> <batches.pt> <acts.pt>
         acts["fc1"], acts["fc3"] are the element-wise means over the batches of fc1's and fc3's outputs
+    python3 check_record.py mlp-absmax <mlp_script.pt> <batches.pt> <acts.pt>
+        ... their element-wise largest magnitudes (the amax of symmetric quantization)
+    python3 check_record.py mlp-quantile <mlp_script.pt> <batches.pt> <acts.pt> <q>
+        ... dicts {"quantile": t}, t float64, torch.quantile(stacked outputs, q, dim=0)
     python3 check_record.py mlp-grad <mlp_script.pt> <batches.pt> <acts.pt>
         acts["fc1"] is the sum over the batches of d(sum of the output)/d(fc1's output)
     python3 check_record.py same <a.pt> <b.pt>
@@ -95,14 +99,26 @@ if mode == "chrome":
 model = torch.jit.load(sys.argv[2]).eval()
 batches = torch.load(sys.argv[3])
 acts = torch.load(sys.argv[4])
-if mode == "mlp-mean":
+if mode in ("mlp-mean", "mlp-absmax", "mlp-quantile"):
     with torch.no_grad():
-        fc1 = torch.stack([model.fc1(x) for x in batches]).mean(0)
-        fc3 = torch.stack([model(x) for x in batches]).mean(0)
+        outputs = {"fc1": torch.stack([model.fc1(x) for x in batches]),
+                   "fc3": torch.stack([model(x) for x in batches])}
     if list(acts.keys()) != ["fc1", "fc3"]:
         fail(f"keys {list(acts.keys())}, expected ['fc1', 'fc3']")
-    same("fc1", acts["fc1"], fc1)
-    same("fc3", acts["fc3"], fc3)
+    for key, stacked in outputs.items():
+        got = acts[key]
+        if mode == "mlp-mean":
+            want = stacked.mean(0)
+        elif mode == "mlp-absmax":
+            want = stacked.abs().amax(0)
+        else:
+            if not isinstance(got, dict) or list(got.keys()) != ["quantile"]:
+                fail(f"{key}: {describe(got)}, expected {{quantile: ...}}")
+            got = got["quantile"]
+            if got.dtype != torch.float64:
+                fail(f"{key}: dtype {got.dtype}, expected torch.float64")
+            want = torch.quantile(stacked.double(), float(sys.argv[5]), dim=0)
+        same(key, got, want)
 elif mode == "mlp-grad":
     total = None
     for x in batches:

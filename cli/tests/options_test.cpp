@@ -5,6 +5,7 @@
 
 #include "options.hpp"
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -144,6 +145,31 @@ BOOST_AUTO_TEST_CASE(one_function_tells_the_format_of_an_extension) {
   BOOST_TEST(!cli::format_of("t").has_value());
 }
 
+// profile --draw: each extension gets the format format_of names, when that format can carry
+// times; the others are refused, naming those that can (issue 41).
+BOOST_AUTO_TEST_CASE(profile_draws_times_in_the_formats_that_carry_them) {
+  using F = cli::Format;
+  BOOST_TEST((cli::parse_time_format("t.dot") == F::dot));
+  BOOST_TEST((cli::parse_time_format("t.gv") == F::dot));
+  BOOST_TEST((cli::parse_time_format("t") == F::dot));  // .dot is added
+  BOOST_TEST((cli::parse_time_format("t.svg") == F::svg));
+  BOOST_TEST((cli::parse_time_format("t.png") == F::png));
+  BOOST_TEST((cli::parse_time_format("t.html") == F::html));
+  BOOST_TEST((cli::parse_time_format("t.htm") == F::html));
+  const std::string supported = "; use .dot, .gv, .svg, .png, .html or .htm (no extension: .dot)";
+  BOOST_TEST(refusal([] { cli::parse_time_format("t.mmd"); }) ==
+             "recorder: --draw cannot draw times into 't.mmd': a Mermaid chart has no place for "
+             "them (recorder draw writes the plain .mmd)" +
+                 supported);
+  for (const char* json : {"t.json", "t.explorer.json"})
+    BOOST_TEST(refusal([&] { cli::parse_time_format(json); }) ==
+               "recorder: --draw cannot draw times into '" + std::string(json) +
+                   "': its graph has no place for them (recorder draw writes it without times)" +
+                   supported);
+  BOOST_TEST(refusal([] { cli::parse_time_format("t.pdf"); }) ==
+             "recorder: --draw cannot draw times into 't.pdf'" + supported);
+}
+
 BOOST_AUTO_TEST_CASE(layers_take_every_spelling_of_a_layer_address) {
   BOOST_TEST(spellings(cli::parse_layers("layer4,fc, 3-18,layer1.0.relu#1")) ==
              (std::vector<std::string>{"layer4", "fc", "3-18", "layer1.0.relu#1"}));
@@ -166,9 +192,19 @@ BOOST_AUTO_TEST_CASE(what_reduce_and_range_of_record) {
       "recorder: --what 'outputs' is not one of output, input, pre, grad-output, grad-input");
   BOOST_TEST((cli::parse_reduce("moments") == cli::Reduce::moments));
   BOOST_TEST((cli::parse_reduce("histogram") == cli::Reduce::histogram));
-  BOOST_TEST(
-      refusal([] { cli::parse_reduce("median"); }) ==
-      "recorder: --reduce 'median' is not one of all, last, sum, mean, moments, minmax, histogram");
+  BOOST_TEST((cli::parse_reduce("absmax") == cli::Reduce::absmax));
+  BOOST_TEST((cli::parse_reduce("quantile") == cli::Reduce::quantile));
+  BOOST_TEST(refusal([] { cli::parse_reduce("median"); }) ==
+             "recorder: --reduce 'median' is not one of all, last, sum, mean, moments, minmax, "
+             "absmax, histogram, quantile");
+  BOOST_TEST(cli::parse_quantile(0.0) == 0.0);
+  BOOST_TEST(cli::parse_quantile(0.9) == 0.9);
+  BOOST_TEST(cli::parse_quantile(1.0) == 1.0);
+  BOOST_TEST(refusal([] { cli::parse_quantile(90); }) ==
+             "recorder: --quantile 90 is not in [0, 1]: 0.5 is the median, 0.9 the 90th "
+             "percentile");
+  BOOST_TEST(refusal([] { cli::parse_quantile(-0.5); }) != "<none>");
+  BOOST_TEST(refusal([] { cli::parse_quantile(std::nan("")); }) != "<none>");
   BOOST_TEST((cli::parse_range("-4,4.5") == std::pair<double, double>{-4.0, 4.5}));
   BOOST_TEST(refusal([] { cli::parse_range("4"); }) ==
              "recorder: --range '4' needs two numbers, like -4,4");

@@ -1,7 +1,9 @@
 // record::Timing (capture/timing.hpp): every module call timed once per run with the path and
 // nesting of the graph, on the templated ResNet-18 and its TorchScript twin; reductions over
-// runs equal the same reduction of the kept durations; a deliberate sleep dominates by the
-// slept amount; a forward that throws leaves no run behind; the Chrome trace nests.
+// runs equal the same reduction of the kept durations; a deliberate sleep lies in its call's
+// own time; a forward that throws leaves no run behind; the Chrome trace nests. No assertion
+// compares two measured times or bounds one from above: what a loaded machine can only lengthen
+// is bounded from below, the rest is structure (issue 41).
 #define BOOST_TEST_MODULE capture_timing
 #include <boost/test/unit_test.hpp>
 
@@ -246,7 +248,7 @@ BOOST_AUTO_TEST_CASE(reductions_over_runs_equal_the_reduction_of_the_kept_durati
   }
 }
 
-BOOST_AUTO_TEST_CASE(a_deliberate_sleep_dominates_by_the_slept_amount) {
+BOOST_AUTO_TEST_CASE(a_deliberate_sleep_lies_in_its_calls_own_time) {
   Net net;
   rr::Timing<rd::KeepAll> timing;
   recorder::Tracer<rr::Timing<rd::KeepAll>> tracer(eval, timing);
@@ -258,13 +260,12 @@ BOOST_AUTO_TEST_CASE(a_deliberate_sleep_dominates_by_the_slept_amount) {
     const recorder::TimedSpan& root = run.spans[0];
     const recorder::TimedSpan& slow = run.spans[2];
     BOOST_TEST(slow.key == "slow");
-    // The sleep is at least 30 ms; the tolerance for the rest (a 16x16 Linear, a relu, the
-    // recording) and a busy machine's scheduling is 25 ms.
+    // The sleep is at least 30 ms, in the sleeping call's own time (not in its Linear's), and
+    // so in its parent's. A loaded machine only lengthens it: no upper bound, and no comparison
+    // with the other calls' measured times.
     BOOST_TEST(slow.duration_ns >= 30'000'000);
-    BOOST_TEST(slow.duration_ns < 55'000'000);
     BOOST_TEST(slow.self_ns(run.spans) >= 30'000'000);
-    // It dominates its parent: the other two calls and the root's own time are far smaller.
-    BOOST_TEST(static_cast<double>(slow.duration_ns) > 0.8 * static_cast<double>(root.duration_ns));
+    BOOST_TEST(root.duration_ns >= slow.duration_ns);
     // Self time = time - the children's time; the root's children sum with its self time.
     std::int64_t children = 0;
     for (const recorder::TimedSpan& s : run.spans)
@@ -292,8 +293,8 @@ BOOST_AUTO_TEST_CASE(summary_time_columns_and_the_time_coloured_drawing_show_the
   BOOST_TEST_REQUIRE(table.rows.size() == 5u);  // Net, first, slow, slow.fc, last
   const recorder::SummaryRow& slow = table.rows[2];
   BOOST_TEST(slow.label == "Sleepy: 1-2");
-  BOOST_TEST(*slow.time_ns >= 30e6);
-  BOOST_TEST(*slow.time_ns > 0.8 * *table.total_time_ns);  // it dominates
+  BOOST_TEST(*slow.time_ns >= 30e6);  // the sleep: a lower bound, whatever the load
+  BOOST_TEST(*slow.time_ns <= *table.total_time_ns);
   BOOST_TEST(*slow.self_ns == *slow.time_ns - *table.rows[3].time_ns);
   double self = 0;
   for (const recorder::SummaryRow& r : table.rows) self += *r.self_ns;
@@ -309,15 +310,17 @@ BOOST_AUTO_TEST_CASE(summary_time_columns_and_the_time_coloured_drawing_show_the
   BOOST_TEST(text.find("Total time: ") != std::string::npos);
   BOOST_TEST(text.find(" (mean of 3 runs)\n") != std::string::npos);
 
-  // Coloured by time: the sleepy block is the darkest node, in DOT and through Graphviz.
+  // Coloured by time, in DOT and through Graphviz: each of the three calls drawn is filled, the
+  // slowest measured (whichever it is: the colour of a given time is tested on fixed times, in
+  // render_golden) with the darkest step.
   const std::string dot =
       recorder::render_to_string(t, {.depth = 1}, recorder::backend::TimeDot{.times = &times});
-  const std::size_t sleepy = dot.find("Sleepy");
-  BOOST_TEST_REQUIRE(sleepy != std::string::npos);
-  BOOST_TEST(dot.find("fillcolor=\"#7f0000\"", sleepy) < dot.find("Linear", sleepy));
-  BOOST_TEST(count(dot, "#7f0000") == 1u);
+  BOOST_TEST(count(dot, "fillcolor=\"#") == 3u);
+  BOOST_TEST(count(dot, "fillcolor=\"#7f0000\"") >= 1u);
   const std::string svg = recorder::render_to_string(
-      t, {.depth = 1}, recorder::backend::Svg{.report = nullptr, .times = &times});
+      t, {.depth = 1},
+      recorder::backend::Svg{
+          .timeout = std::chrono::milliseconds::zero(), .report = nullptr, .times = &times});
   BOOST_TEST(svg.find("fill=\"#7f0000\"") != std::string::npos);
 }
 
@@ -413,6 +416,9 @@ BOOST_AUTO_TEST_CASE(torchscript_resnet18_timed_like_the_templated_one) {
   BOOST_TEST(count(json, "\"cat\": \"user_annotation\"") == 2u * 76u);
   BOOST_TEST(count(json, "\"cat\": \"cpu_op\"") == 2u * 9u);
   BOOST_TEST(count(json, "\"name\": \"flatten\", \"pid\": 1, \"tid\": 1") == 2u);
+  // The root call is named after the model's class, as every call by its module.
+  BOOST_TEST(count(json, "\"name\": \"ResNet\", \"pid\": 1, \"tid\": 1") == 2u);
+  BOOST_TEST(count(json, "<root>") == 0u);
   BOOST_TEST(count(json, "\"Input Dims\": [[1, 512, 1, 1]], \"Input type\": [\"Float\"]") == 2u);
   BOOST_TEST(count(json, "\"ph\": \"M\"") == 2u);
   BOOST_TEST(count(json, "\"name\": \"layer2.0.downsample\"") == 2u);

@@ -266,7 +266,9 @@ void scenario_reductions(const Rank& r, int n) {
   }
 }
 
-// Ranks that disagree: every rank gets the same clear MergeError within seconds.
+// Ranks that disagree: every rank gets the same clear MergeError, not a hang (a rank that hangs
+// is killed by `Ranks::run`'s limit and fails its exit code). How long it took is printed, not
+// asserted: that depends on the machine's load (issue 41).
 template <class F>
 void expect_merge_error(const Rank& r, F&& f, const std::vector<std::string>& words) {
   const auto start = std::chrono::steady_clock::now();
@@ -279,7 +281,6 @@ void expect_merge_error(const Rank& r, F&& f, const std::vector<std::string>& wo
     for (const std::string& w : words)
       expect(std::string(e.what()).find(w) != std::string::npos,
              "the error does not say \"" + w + "\": " + e.what());
-    expect(s < 10, "the error took " + std::to_string(s) + " s");
     return;
   }
   throw Failed("no MergeError");
@@ -643,15 +644,13 @@ BOOST_AUTO_TEST_CASE(mismatched_layers_shapes_and_reductions_fail_on_every_rank)
   BOOST_TEST(ranks.output(1).find("rank 1 got") != std::string::npos);
 }
 
+// Rank 0 exits 0 only once it caught the MergeError: a hang would be killed by `Ranks::run`'s
+// limit instead. How long the error took is not asserted (it depends on the machine's load).
 BOOST_AUTO_TEST_CASE(a_rank_dying_mid_merge_is_an_error_not_a_hang) {
   Ranks ranks;
-  const auto start = std::chrono::steady_clock::now();
   const std::vector<int> codes = ranks.run("dead");
   BOOST_TEST(codes[0] == 0, "rank 0:\n" << ranks.output(0));
   BOOST_TEST(codes[1] == 3, "rank 1 should die with exit 3:\n" << ranks.output(1));
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  BOOST_TEST(seconds < 30.0);
 }
 
 BOOST_AUTO_TEST_CASE(timings_merge_by_key) { Ranks().expect_ok("timing"); }

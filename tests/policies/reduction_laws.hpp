@@ -266,6 +266,21 @@ struct ReductionReference<reduce::Histogram> : ExactReference {
   }
 };
 
+template <>
+struct ReductionReference<reduce::Quantile> : ExactReference {
+  /// NumPy's "linear" quantile of the sorted values (none of them NaN): between the values at
+  /// the floor and the ceiling of `q * (n - 1)`.
+  template <class T>
+  static reduce::QuantileResult<T> of(const reduce::Quantile& r, const std::vector<T>& xs) {
+    std::vector<double> v(xs.begin(), xs.end());
+    std::sort(v.begin(), v.end());
+    const double h = r.q * static_cast<double>(v.size() - 1);
+    const auto lo = static_cast<std::size_t>(std::floor(h));
+    const auto hi = static_cast<std::size_t>(std::ceil(h));
+    return {r.q, h == std::floor(h) ? v[lo] : v[lo] + (v[hi] - v[lo]) * (h - std::floor(h))};
+  }
+};
+
 template <class F>
 struct ReductionReference<reduce::Custom<F>> : ExactReference {
   template <class T>

@@ -92,7 +92,9 @@ constexpr bool all_shipped() {
          reduce::mergeable_reduction<reduce::Mean, T> &&
          reduce::mergeable_reduction<reduce::Moments, T> &&
          reduce::mergeable_reduction<reduce::MinMax, T> &&
-         reduce::mergeable_reduction<reduce::Histogram, T> && reduce::reduction<RunningMax, T> &&
+         reduce::mergeable_reduction<reduce::Histogram, T> &&
+         reduce::mergeable_reduction<reduce::AbsMax, T> &&
+         reduce::mergeable_reduction<reduce::Quantile, T> && reduce::reduction<RunningMax, T> &&
          !reduce::mergeable_reduction<RunningMax, T>;
 }
 static_assert(all_shipped<double>() && all_shipped<float>() && all_shipped<int>());
@@ -211,6 +213,28 @@ BOOST_AUTO_TEST_CASE(laws_histogram) {
   check_reduction_laws(reduce::Histogram{8, -2.0, 4.0}, mixed);  // 4.5 is outside
   check_reduction_laws(reduce::Histogram{5, -10.0, 25.0}, integers);
   check_reduction_laws(reduce::Histogram{1, 0.0, 1.0}, std::vector<double>{0.0, 1.0, 0.5, 2.0});
+}
+
+BOOST_AUTO_TEST_CASE(laws_quantile) {
+  check_reduction_laws(reduce::Quantile{}, mixed);
+  check_reduction_laws(reduce::Quantile{.q = 0.9}, mixed);
+  check_reduction_laws(reduce::Quantile{.q = 0.0}, integers);  // integers too, as doubles
+  check_reduction_laws(reduce::Quantile{.q = 1.0}, integers);
+}
+
+BOOST_AUTO_TEST_CASE(quantiles_interpolate_and_sort_nan_last) {
+  const reduce::Quantile median;
+  auto s = median.init(3.0);
+  median.update(s, 1.0);
+  BOOST_TEST(median.result(s).value == 2.0);  // between the two
+  median.update(s, 2.0);
+  BOOST_TEST(median.result(s).value == 2.0);
+  BOOST_TEST(median.result(s).q == 0.5);
+  median.update(s, std::numeric_limits<double>::quiet_NaN());  // 1, 2, 3, NaN
+  BOOST_TEST(median.result(s).value == 2.5);
+  BOOST_TEST(std::isnan(reduce::Quantile{.q = 1.0}.result(s).value));
+  BOOST_TEST(reduce::Quantile{.q = 0.25}.result(s).value == 1.75);
+  BOOST_CHECK_THROW(reduce::Quantile{.q = 1.5}.result(s), std::invalid_argument);
 }
 
 BOOST_AUTO_TEST_CASE(laws_custom) {

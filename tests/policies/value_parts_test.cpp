@@ -1,7 +1,7 @@
 // A reduction asks a value type only for the part of `reduce::value_ops` it uses: a type with
 // the elementwise part alone works with Sum, Mean, Last, MinMax and KeepAll, and is refused by
-// Moments and Histogram (tests/compile_fail/moments_needs_moment_ops.cpp: with the library's
-// message naming the missing part).
+// Moments, Histogram and Quantile (tests/compile_fail/moments_needs_moment_ops.cpp: with the
+// library's message naming the missing part).
 #include <boost/test/unit_test.hpp>
 
 #include "../support/metres.hpp"
@@ -19,8 +19,10 @@ using test::Metres;
 namespace reduce = recorder::reduce;
 
 static_assert(reduce::has_elementwise_ops<Metres>);
-static_assert(!reduce::has_moment_ops<Metres> && !reduce::has_histogram_ops<Metres>);
-static_assert(!reduce::reducible<Metres>);  // the conjunction of all three parts
+static_assert(!reduce::has_moment_ops<Metres> && !reduce::has_histogram_ops<Metres> &&
+              !reduce::has_quantile_ops<Metres>);
+static_assert(!reduce::reducible<Metres>);  // the conjunction of all four parts
+static_assert(reduce::has_quantile_ops<double> && reduce::has_quantile_ops<int>);
 static_assert(reduce::check_reduction<reduce::Sum, Metres>() &&
               reduce::check_reduction<reduce::Mean, Metres>() &&
               reduce::check_reduction<reduce::Last, Metres>() &&
@@ -29,7 +31,8 @@ static_assert(reduce::check_reduction<reduce::Sum, Metres>() &&
 static_assert(reduce::mergeable_reduction<reduce::Sum, Metres> &&
               reduce::mergeable_reduction<reduce::Mean, Metres>);
 static_assert(!reduce::reduction<reduce::Moments, Metres> &&
-              !reduce::reduction<reduce::Histogram, Metres>);
+              !reduce::reduction<reduce::Histogram, Metres> &&
+              !reduce::reduction<reduce::Quantile, Metres>);
 
 /// A value type with the optional `min_max_into` hook: `MinMax::update` calls it, never
 /// `min_into` or `max_into` (they throw here; its `merge` would use them).

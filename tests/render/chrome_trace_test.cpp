@@ -67,7 +67,7 @@ BOOST_AUTO_TEST_CASE(runs_as_kinetos_events_byte_for_byte) {
              "{\"name\": \"forward\"}},\n"
              "{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": 1, \"tid\": 2, \"args\": "
              "{\"name\": \"backward\"}},\n"
-             "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"<root>\", \"pid\": 1, "
+             "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"Net\", \"pid\": 1, "
              "\"tid\": 1, \"ts\": 0.000, \"dur\": 10.000, \"args\": {\"Module Hierarchy\": \"\", "
              "\"module_type\": \"Net\", \"run\": 0, \"Input Dims\": [[1, 4]]}},\n"
              "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"fc\", \"pid\": 1, "
@@ -76,7 +76,7 @@ BOOST_AUTO_TEST_CASE(runs_as_kinetos_events_byte_for_byte) {
              "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"add\", \"pid\": 1, \"tid\": 1, "
              "\"ts\": 6.000, \"dur\": 1.500, \"args\": {\"Module Hierarchy\": \"\", \"run\": 0, "
              "\"Input Dims\": [[1, 2], [1, 2]], \"Input type\": [\"Float\", \"Float\"]}},\n"
-             "{\"ph\": \"X\", \"cat\": \"backward\", \"name\": \"<root> (backward)\", \"pid\": 1, "
+             "{\"ph\": \"X\", \"cat\": \"backward\", \"name\": \"Net (backward)\", \"pid\": 1, "
              "\"tid\": 2, \"ts\": 20.000, \"dur\": 6.000, \"args\": {\"Module Hierarchy\": \"\", "
              "\"module_type\": \"Net\", \"run\": 0}},\n"
              "{\"ph\": \"X\", \"cat\": \"backward\", \"name\": \"fc (backward)\", \"pid\": 1, "
@@ -89,7 +89,7 @@ BOOST_AUTO_TEST_CASE(runs_lie_side_by_side_a_tenth_of_the_first_apart) {
   // The second run starts after the first one's backward (26 us) and a gap of 10% of the
   // first forward plus 1 us: at 28 us.
   const std::string json = chrome_trace_json({net_run(), net_run()}, "Net");
-  BOOST_TEST(json.find("\"name\": \"<root>\", \"pid\": 1, \"tid\": 1, \"ts\": 28.000, \"dur\": "
+  BOOST_TEST(json.find("\"name\": \"Net\", \"pid\": 1, \"tid\": 1, \"ts\": 28.000, \"dur\": "
                        "10.000, \"args\": {\"Module Hierarchy\": \"\", \"module_type\": \"Net\", "
                        "\"run\": 1,") != std::string::npos);
   BOOST_TEST(recorder::testing::valid_json(json));

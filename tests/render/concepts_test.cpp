@@ -80,7 +80,16 @@ BOOST_AUTO_TEST_CASE(user_backend_obeys_the_laws) { check_backend_laws<NodeCount
 
 BOOST_AUTO_TEST_CASE(svg_obeys_the_laws) {
   RECORDER_REQUIRE_PROGRAM("dot");
+  // With no time limit on the layout: under one, a loaded machine could make one of the runs
+  // fall back to sfdp, and "same trace, same bytes" would depend on its speed (issue 41).
+  const char* old = std::getenv("RECORDER_DOT_TIMEOUT");
+  const std::string kept = old != nullptr ? old : "";
+  ::setenv("RECORDER_DOT_TIMEOUT", "0", 1);
   check_backend_laws<backend::Svg>();
+  if (old != nullptr)
+    ::setenv("RECORDER_DOT_TIMEOUT", kept.c_str(), 1);
+  else
+    ::unsetenv("RECORDER_DOT_TIMEOUT");
 }
 
 BOOST_AUTO_TEST_CASE(user_backend_example_output) {

@@ -10,6 +10,7 @@
 #include <recorder/render/svg.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <regex>
@@ -54,12 +55,40 @@ Trace nested_hostile() {
 
 BOOST_AUTO_TEST_CASE(header_and_ids) {
   const std::string s = dot(mlp());
-  BOOST_TEST(s.rfind("strict digraph \"MLP\" {\n\tgraph [ordering=in rankdir=TB]\n", 0) == 0u);
+  BOOST_TEST(s.rfind("strict digraph \"MLP\" {\n\tgraph [fontname=\"Linux libertine\" ordering=in "
+                     "rankdir=TB]\n",
+                     0) == 0u);
   BOOST_TEST(s.ends_with("\tn3 -> n4\n}\n"));
   BOOST_TEST(count(s, "[label=<") == 5u);
   BOOST_TEST(count(s, " -> ") == 4u);
   for (int i = 0; i < 5; ++i) BOOST_TEST(count(s, "\tn" + std::to_string(i) + " [label=<") == 1u);
   BOOST_TEST(s.find("0x") == std::string::npos);  // no addresses
+}
+
+// One font family for every text of a picture (issue 41): the graph (so cluster titles) and
+// edges name the nodes' font, where Graphviz would otherwise draw them in Times, a serif.
+BOOST_AUTO_TEST_CASE(every_text_is_in_the_nodes_font) {
+  const RenderOptions o{.expand_nested = true, .roll = true};
+  const std::string s = dot(reused_block(), o);  // a cluster, and edges labelled " x2"
+  BOOST_TEST(count(s, "\tgraph [fontname=\"Linux libertine\" ") == 1u);
+  BOOST_TEST(count(s, "\tnode [align=left fontname=\"Linux libertine\" ") == 1u);
+  BOOST_TEST(count(s, "\tedge [fontname=\"Linux libertine\" fontsize=10]\n") == 1u);
+  BOOST_TEST(count(s, "fontname") == 3u);  // nothing overrides them
+  RECORDER_REQUIRE_PROGRAM("dot");
+  // Laid out, every text element (node rows, the cluster's title, edge labels) names one family.
+  const std::string svg = render_to_string(
+      reused_block(), o,
+      backend::Svg{.timeout = std::chrono::milliseconds::zero(), .report = nullptr});  // no limit
+  const std::regex family("<text [^>]*font-family=\"([^\"]*)\"");
+  std::vector<std::string> families;
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), family); it != std::sregex_iterator();
+       ++it)
+    families.push_back((*it)[1]);
+  BOOST_TEST_REQUIRE(families.size() > 10u);
+  BOOST_TEST(std::count(families.begin(), families.end(), families.front()) ==
+             static_cast<std::ptrdiff_t>(families.size()));
+  BOOST_TEST(families.front() == "Linux libertine");
+  BOOST_TEST(svg.find("> x2</text>") != std::string::npos);  // an edge label is among them
 }
 
 BOOST_AUTO_TEST_CASE(options_change_the_text) {

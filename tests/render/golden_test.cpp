@@ -143,6 +143,42 @@ BOOST_AUTO_TEST_CASE(time_golden) {
   BOOST_CHECK_THROW(summary(t, {.columns = {SummaryColumn::time}}), std::invalid_argument);
 }
 
+// The rule behind a profile's cluster borders, on fixed times: a profile draws one real run,
+// whose order no test may assume (issue 41). Each timed cluster's step is its time over the
+// slowest cluster's, so the slowest always gets the darkest, and any within a ninth of it share
+// it.
+BOOST_AUTO_TEST_CASE(cluster_borders_step_by_time_over_the_slowest_cluster) {
+  const Trace t = resnet18();
+  const auto borders = [&t](double layer3_ms) {
+    CallTimes times;
+    for (const auto& [key, ms] : std::vector<std::pair<std::string, double>>{{"<root>", 100.0},
+                                                                             {"layer1", 8.0},
+                                                                             {"layer2", 19.0},
+                                                                             {"layer3", layer3_ms},
+                                                                             {"layer4", 30.0}})
+      times.ns.emplace(key, ms * 1e6);
+    const std::string dot =
+        render_to_string(t, {.depth = 2, .expand_nested = true}, backend::TimeDot{.times = &times});
+    std::vector<std::string> out;  // "layer1 #fdd49e": each cluster's name and border colour
+    const std::string border = "> labeljust=l style=dashed color=\"";
+    for (std::size_t at = dot.find(border); at != std::string::npos;
+         at = dot.find(border, at + 1)) {
+      const std::size_t name = dot.rfind("label=<Sequential<BR/>", at) + 22;
+      const std::size_t colour = at + border.size();
+      out.push_back(dot.substr(name, dot.find("<BR/>", name) - name) + " " +
+                    dot.substr(colour, dot.find('"', colour) - colour));
+    }
+    return out;
+  };
+  using Names = std::vector<std::string>;
+  BOOST_TEST(borders(25.0) ==
+                 (Names{"layer1 #fdd49e", "layer2 #ef6548", "layer3 #b30000", "layer4 #7f0000"}),
+             boost::test_tools::per_element());
+  BOOST_TEST(borders(27.5) ==
+                 (Names{"layer1 #fdd49e", "layer2 #ef6548", "layer3 #7f0000", "layer4 #7f0000"}),
+             boost::test_tools::per_element());
+}
+
 BOOST_AUTO_TEST_CASE(graphviz_accepts_every_dot_golden) {
   const char* path = std::getenv("PATH");
   bool found = false;

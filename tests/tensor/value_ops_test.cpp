@@ -13,8 +13,10 @@
 #include <ATen/ops/arange.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/equal.h>
+#include <ATen/ops/full.h>
 #include <ATen/ops/histc.h>
 #include <ATen/ops/maximum.h>
+#include <ATen/ops/quantile.h>
 #include <ATen/ops/stack.h>
 #include <ATen/ops/zeros.h>
 
@@ -40,7 +42,11 @@ static_assert(reduce::mergeable_reduction<reduce::KeepAll, at::Tensor> &&
               reduce::mergeable_reduction<reduce::Mean, at::Tensor> &&
               reduce::mergeable_reduction<reduce::Moments, at::Tensor> &&
               reduce::mergeable_reduction<reduce::MinMax, at::Tensor> &&
-              reduce::mergeable_reduction<reduce::Histogram, at::Tensor>);
+              reduce::mergeable_reduction<reduce::Histogram, at::Tensor> &&
+              reduce::mergeable_reduction<reduce::AbsMax, at::Tensor> &&
+              reduce::mergeable_reduction<reduce::Quantile, at::Tensor>);
+static_assert(std::is_same_v<reduce::result_t<reduce::Quantile, at::Tensor>,
+                             reduce::QuantileResult<at::Tensor>>);
 static_assert(reduce::has_min_max_into<at::Tensor> && !reduce::has_min_max_into<double>);
 static_assert(std::is_same_v<reduce::result_t<reduce::Moments, at::Tensor>,
                              reduce::MomentsResult<at::Tensor>>);
@@ -206,6 +212,60 @@ BOOST_AUTO_TEST_CASE(min_max_match_the_stacked_values_and_propagate_nan) {
   BOOST_TEST(std::isnan(r.result(s).min[1][2].item<float>()));
   BOOST_TEST(std::isnan(r.result(s).max[1][2].item<float>()));
   BOOST_TEST(!std::isnan(r.result(s).max[1][3].item<float>()));
+}
+
+// Quantile over tensors (`recorder record --reduce quantile`): each element's quantile over the
+// values, as torch.quantile of the stacked values along the first dimension, in float64.
+BOOST_AUTO_TEST_CASE(quantile_is_each_elements_quantile_over_the_values) {
+  SplitMix g(41);
+  std::vector<at::Tensor> xs;
+  for (int i = 0; i < 7; ++i) xs.push_back(make(g, {3, 5}));
+  const at::Tensor stacked = at::stack(xs, 0).to(at::kDouble);
+  for (const double q : {0.0, 0.3, 0.5, 0.9, 1.0}) {
+    BOOST_TEST_CONTEXT("q " << q) {
+      const reduce::Quantile r{.q = q};
+      auto s = r.init(xs[0]);
+      for (std::size_t i = 1; i < xs.size(); ++i) r.update(s, xs[i]);
+      const auto got = r.result(s);
+      BOOST_TEST(got.q == q);
+      BOOST_TEST(got.value.scalar_type() == at::kDouble);
+      BOOST_TEST((got.value.sizes() == at::IntArrayRef{3, 5}));
+      BOOST_TEST(at::allclose(got.value, at::quantile(stacked, q, 0), 1e-12, 0));
+      // Element by element, the quantile of the numbers.
+      const at::Tensor column = stacked.select(1, 2).select(1, 4).contiguous();
+      std::vector<double> numbers(column.data_ptr<double>(), column.data_ptr<double>() + 7);
+      BOOST_TEST(got.value[2][4].item<double>() == reduce::value_ops<double>::quantile(numbers, q),
+                 boost::test_tools::tolerance(1e-12));
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(quantile_keeps_copies_sorts_nan_last_and_needs_one_shape) {
+  at::Tensor x = at::arange(4, at::kFloat);  // 0 1 2 3
+  const reduce::Quantile median;
+  auto s = median.init(x);
+  x.mul_(10);                     // the state kept a copy
+  median.update(s, x.view({4}));  // 0 10 20 30
+  at::Tensor nan = at::arange(4, at::kFloat);
+  nan[1] = std::numeric_limits<float>::quiet_NaN();
+  median.update(s, nan.requires_grad_());  // 0 NaN 2 3
+  const at::Tensor m = median.result(s).value;
+  BOOST_TEST(!m.requires_grad());
+  // Per element, sorted with NaN last: {0, 0, 0}, {1, 10, NaN}, {2, 2, 20}, {3, 3, 30}.
+  BOOST_TEST(m[0].item<double>() == 0.0);
+  BOOST_TEST(m[1].item<double>() == 10.0);
+  BOOST_TEST(m[2].item<double>() == 2.0);
+  BOOST_TEST(m[3].item<double>() == 3.0);
+  BOOST_TEST(std::isnan(reduce::Quantile{.q = 1.0}.result(s).value[1].item<double>()));
+  // Merging appends the other's values.
+  auto other = median.init(at::full({4}, 100.0f));
+  median.update(other, at::full({4}, 100.0f));
+  median.merge(s, other);
+  BOOST_TEST(median.count(s) == 5u);
+  BOOST_TEST(median.result(s).value[0].item<double>() == 0.0);   // 0 0 0 100 100
+  BOOST_TEST(median.result(s).value[3].item<double>() == 30.0);  // 3 3 30 100 100
+  median.update(s, at::zeros({2, 2}));
+  BOOST_CHECK_THROW(median.result(s), std::invalid_argument);
 }
 
 BOOST_AUTO_TEST_CASE(histogram_equals_summed_histc) {

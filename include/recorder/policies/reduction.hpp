@@ -11,7 +11,7 @@
 /// | `reduce::MinMax`                  | two values                                   | `MinMaxResult<T>{min, max}`                | yes                    | ranges, e.g. quantization calibration            |
 /// | `reduce::AbsMax`                  | two values                                   | `T`: max(-min, max)                        | yes                    | symmetric quantization scales (amax)             |
 /// | `reduce::Histogram{bins, lo, hi}` | `bins` 64-bit counts                         | `HistogramResult<H>{counts, lo, hi, bins}` | yes: adds counts       | distributions: dead or saturated units           |
-/// | `reduce::Quantile{q}`             | a copy per pass (numbers only)               | `QuantileResult<T>{q, value}`              | yes: concatenates      | robust timings: the median, the 90th percentile  |
+/// | `reduce::Quantile{q}`             | a copy per pass                              | `QuantileResult<T>{q, value}` (`W` value)  | yes: concatenates      | robust timings, per-element medians of batches   |
 /// | `reduce::custom(f)`               | one value (what `f` returns)                 | `T`                                        | no                     | anything else: torchfunc's `(acc, x) -> acc`     |
 ///
 /// Every reduction is a small value type (its options are members), generic over the value

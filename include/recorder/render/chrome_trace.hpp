@@ -41,6 +41,13 @@ inline std::string chrome_trace_head(std::int64_t base_ns, std::string_view name
 }
 inline constexpr std::string_view chrome_trace_tail = "\n]}\n";
 
+/// The name of span `s`'s event: its layer key ("layer1.0", "relu#1"), but the model's class
+/// ("ResNet") for the root call, whose key "<root>" names no module a reader knows.
+inline std::string_view chrome_span_name(const TimedSpan& s) {
+  return s.path.empty() && s.parent < 0 && !s.class_name.empty() ? std::string_view(s.class_name)
+                                                                 : std::string_view(s.key);
+}
+
 /// `runs` as the events of process `pid`, named `process` (its `M` events first), each after
 /// ",\n" but the first: see `chrome_trace_json`.
 inline void append_chrome_events(std::string& out, const std::vector<TimedRun>& runs,
@@ -79,7 +86,7 @@ inline void append_chrome_events(std::string& out, const std::vector<TimedRun>& 
   for (std::size_t r = 0; r < runs.size(); ++r) {
     const TimedRun& run = runs[r];
     for (const TimedSpan& s : run.spans) {
-      event("user_annotation", s.key, offset + s.start_ns, s.duration_ns);
+      event("user_annotation", chrome_span_name(s), offset + s.start_ns, s.duration_ns);
       out += "\"Module Hierarchy\": \"" + json_escape(s.path) + "\", \"module_type\": \"" +
              json_escape(s.class_name) + "\", \"run\": " + std::to_string(r) +
              ", \"Input Dims\": [";
@@ -110,7 +117,8 @@ inline void append_chrome_events(std::string& out, const std::vector<TimedRun>& 
     }
     std::int64_t run_end = run.duration_ns;
     for (const TimedSpan& s : backward_spans(run)) {
-      event("backward", s.key + " (backward)", offset + s.start_ns, s.duration_ns, 2);
+      event("backward", std::string(chrome_span_name(s)) + " (backward)", offset + s.start_ns,
+            s.duration_ns, 2);
       out += "\"Module Hierarchy\": \"" + json_escape(s.path) + "\", \"module_type\": \"" +
              json_escape(s.class_name) + "\", \"run\": " + std::to_string(r) + "}}";
       run_end = std::max(run_end, s.start_ns + s.duration_ns);
@@ -128,7 +136,9 @@ inline void append_chrome_events(std::string& out, const std::vector<TimedRun>& 
 /// Hierarchy` and `run`); `ts`/`dur` in microseconds with nanosecond decimals from the first
 /// run's start; process and thread names as `M` events. Runs are laid side by side in time, 10%
 /// of the first run's length apart, on one thread, so spans nest perfectly (Perfetto needs it).
-/// Backward spans (`TimingOptions::backward`), named `<key> (backward)`, `cat` `backward`, are
+/// Module calls are named by their layer key ("layer1.0", "relu#1"), the root call by the
+/// model's class ("ResNet"), as the profiler names a module's span by its module.
+/// Backward spans (`TimingOptions::backward`), named `<name> (backward)`, `cat` `backward`, are
 /// on a second thread named "backward", after their forward. The runs of many ranks, one
 /// process each: `gather_chrome_trace` (distributed.hpp).
 inline std::string chrome_trace_json(const std::vector<TimedRun>& runs, std::string_view name) {

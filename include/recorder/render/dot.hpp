@@ -22,6 +22,11 @@ namespace recorder {
 
 namespace detail {
 
+/// The font of every text in a drawing: node tables, cluster titles and edge labels alike
+/// (torchview's). The graph and its edges name it as its nodes do: text without a `fontname`
+/// is drawn in Graphviz's Times, a serif beside the nodes' face.
+inline constexpr std::string_view dot_font = "Linux libertine";
+
 /// A DOT attribute value: as it is when it is a plain identifier or number (`aliceblue`,
 /// `0.5`), else double-quoted and escaped (`"#ff0000"`).
 inline std::string dot_value(std::string_view v) {
@@ -119,13 +124,12 @@ inline void write_dot(const Trace& trace, const RenderOptions& options, const Vi
 
   out += options.strict ? "strict digraph " : "digraph ";
   out += dot_quoted(name) + " {\n";
-  out += "\tgraph [ordering=in rankdir=";
-  out += to_string(options.direction);
-  out += "]\n";
-  out +=
-      "\tnode [align=left fontname=\"Linux libertine\" fontsize=10 height=0.2 margin=0 "
-      "ranksep=0.1 shape=plaintext style=filled]\n";
-  out += "\tedge [fontsize=10]\n";
+  const std::string font = dot_quoted(dot_font);
+  append(out, "\tgraph [fontname=", font, " ordering=in rankdir=", to_string(options.direction),
+         "]\n");
+  append(out, "\tnode [align=left fontname=", font,
+         " fontsize=10 height=0.2 margin=0 ranksep=0.1 shape=plaintext style=filled]\n");
+  append(out, "\tedge [fontname=", font, " fontsize=10]\n");
 
   const auto tabs = [](std::size_t level) { return std::string(level + 1, '\t'); };
   walk_clusters(

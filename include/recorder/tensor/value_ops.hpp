@@ -11,18 +11,23 @@
 #include <ATen/ops/histc.h>
 #include <ATen/ops/maximum.h>
 #include <ATen/ops/minimum.h>
+#include <ATen/ops/stack.h>
 #include <ATen/ops/zeros.h>
 #include <ATen/ops/zeros_like.h>
 #include <c10/core/GradMode.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <span>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 namespace recorder::reduce {
 
@@ -288,6 +293,35 @@ struct value_ops<at::Tensor> {
     c10::NoGradGuard no_grad;
     detail::tensor_values::own(counts);
     counts.add_(other.to(counts.device()));
+  }
+
+  /// The `q`-quantile of `values` element by element, in float64 on their device: what
+  /// `torch.quantile(torch.stack(values).double(), q, dim=0)` gives, but a NaN sorts last (as
+  /// for numbers: a quantile below the NaNs is a number). Every value needs the first one's
+  /// shape; complex tensors are refused. Stacking and sorting take twice the values' memory.
+  static at::Tensor quantile(std::span<const at::Tensor> values, double q) {
+    namespace tv = detail::tensor_values;
+    if (values.empty())
+      throw std::invalid_argument("recorder: reduce: the quantile of no values is undefined");
+    for (const at::Tensor& v : values) {
+      tv::check_shape(values.front(), v, "the first value");
+      if (v.is_complex())
+        throw std::invalid_argument(
+            "recorder: reduce: quantiles of complex tensors are not supported");
+    }
+    c10::NoGradGuard no_grad;
+    std::vector<at::Tensor> wide;
+    wide.reserve(values.size());
+    for (const at::Tensor& v : values) wide.push_back(tv::detached(v).to(at::kDouble));
+    // torch.sort places NaN after every number, as the numbers' quantile does.
+    const at::Tensor sorted = std::get<0>(at::stack(wide, 0).sort(0));
+    const double rank = q * static_cast<double>(values.size() - 1);
+    const auto lo = static_cast<std::int64_t>(rank);
+    const std::int64_t hi = std::min<std::int64_t>(lo + 1, sorted.size(0) - 1);
+    const double frac = rank - static_cast<double>(lo);
+    const at::Tensor a = sorted.select(0, lo);
+    if (frac == 0.0) return a.clone(at::MemoryFormat::Contiguous);
+    return a.add(sorted.select(0, hi).sub(a), frac);
   }
 
   /// `acc = f(acc, x)` with autograd off on a detached `x`, `acc` first made the only owner of

@@ -17,8 +17,8 @@
 /// - `r.merge(s, other)` folds a state of the same reduction, built from other values (another
 ///   process, another data shard), into `s` (`mergeable_reduction`); without it a reduction is
 ///   not mergeable;
-/// - `using values_part = elementwise_part;` (or `moment_part`, `histogram_part`, of
-///   `value_ops.hpp`): the part of `value_ops<T>` the reduction uses. When `R::state<T>` is
+/// - `using values_part = elementwise_part;` (or `moment_part`, `histogram_part`,
+///   `quantile_part`, of `value_ops.hpp`): the part of `value_ops<T>` the reduction uses. When `R::state<T>` is
 ///   missing, `check_reduction` then says which part `T` lacks and what to add; without it the
 ///   message is a general one;
 /// - `static constexpr auto fields()` on the state, on a result struct and on the reduction

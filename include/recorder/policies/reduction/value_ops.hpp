@@ -3,12 +3,14 @@
 
 #include <recorder/policies/reduction/fields.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -21,7 +23,7 @@ namespace recorder::reduce {
 /// The arithmetic a reduction needs on a recorded value of type `T`, as static members.
 /// Reductions are written once against it, tested on `double`, and used with `at::Tensor`.
 ///
-/// **Requirements** — three named parts, each reduction asking only for the one it uses
+/// **Requirements** — four named parts, each reduction asking only for the one it uses
 /// ("elementwise" is per element for tensors):
 ///
 /// *Elementwise* (`has_elementwise_ops`; `Sum`, `Mean`, `Last`, `MinMax`, `KeepAll`, `custom`):
@@ -33,6 +35,9 @@ namespace recorder::reduce {
 ///
 /// *Histograms* (`has_histogram_ops`; `Histogram`): `histogram_type`, `histogram_zero`,
 /// `histogram_add`, `histogram_merge`.
+///
+/// *Quantiles* (`has_quantile_ops`; `Quantile`): `copy` (as in the elementwise part), `quantile`,
+/// and `wide_type`.
 ///
 /// The members:
 /// - `wide_type`: the accumulator of running moments (`double`; a double `at::Tensor`); it is
@@ -62,6 +67,10 @@ namespace recorder::reduce {
 ///   the libtorch in use, `detail::loops::HistcRule`), `hi` in the last bin, elements outside
 ///   `[lo, hi]` and NaN not counted;
 ///   `void histogram_merge(histogram_type& counts, const histogram_type& other)`;
+/// - `wide_type quantile(std::span<const T> values, double q)`: the `q`-quantile (`q` in [0, 1])
+///   of `values` element by element, in `wide_type`: linear interpolation between the two
+///   nearest ranks (`torch.quantile`'s and NumPy's default), NaN sorted last (a quantile below
+///   the NaNs is a number); every value has one shape; `values` is not empty;
 /// - `template <class F> void apply(const F& f, T& acc, const T& x)`: `acc = f(acc, x)` on
 ///   values that build no autograd graph, the new `acc` independent of `x` (`reduce::custom`);
 /// - `std::size_t bytes(const T& x)`: the memory a kept copy takes (`reduce::KeepAll`'s cap).
@@ -71,13 +80,13 @@ namespace recorder::reduce {
 /// changing either); `MinMax::update` calls it when present (`has_min_max_into`; `at::Tensor`
 /// has it). A type may implement only some parts: one with the elementwise part alone works
 /// with `Sum`, `Mean`, `Last`, `MinMax` and `KeepAll`, and `check_reduction<Moments, T>()`
-/// then names the moment part it lacks. `reducible<T>` is the conjunction of all three: what
+/// then names the moment part it lacks. `reducible<T>` is the conjunction of all four: what
 /// every shipped reduction accepts.
 ///
 /// **Laws** — no operation modifies its `const` arguments; an operation that throws (a shape
 /// mismatch) leaves its accumulators as they were; results never alias their inputs.
 ///
-/// **Models shipped** (all three parts) — every arithmetic type (here), and `at::Tensor` in
+/// **Models shipped** (all four parts) — every arithmetic type (here), and `at::Tensor` in
 /// `<recorder/tensor/value_ops.hpp>` (include it to reduce tensors).
 ///
 /// **Example**
@@ -90,7 +99,7 @@ template <class T>
 struct value_ops;
 
 /// `value_ops` for `bool`, integers and floating-point numbers. Integer sums wrap around as
-/// tensor sums do (two's complement); `divide` truncates back to `T`.
+/// tensor sums do (two's complement); `divide` truncates back to `T`; quantiles are doubles.
 template <class T>
 requires std::is_arithmetic_v<T>
 struct value_ops<T> {
@@ -167,6 +176,18 @@ struct value_ops<T> {
     if (counts.size() != other.size())
       throw std::invalid_argument(bins_mismatch(counts.size(), other.size()));
     for (std::size_t i = 0; i < counts.size(); ++i) counts[i] += other[i];
+  }
+
+  static wide_type quantile(std::span<const T> values, double q) {
+    std::vector<double> v(values.begin(), values.end());
+    if (v.empty()) return 0.0;
+    const auto nan_last = [](double a, double b) { return a < b || (a == a && b != b); };
+    std::sort(v.begin(), v.end(), nan_last);
+    const double at = q * static_cast<double>(v.size() - 1);
+    const auto lo = static_cast<std::size_t>(at);
+    const std::size_t hi = std::min(lo + 1, v.size() - 1);
+    const double frac = at - static_cast<double>(lo);
+    return frac == 0.0 ? v[lo] : v[lo] + (v[hi] - v[lo]) * frac;
   }
 
   template <class F>
@@ -249,12 +270,23 @@ concept has_histogram_ops = requires {
   value_ops<T>::histogram_merge(h, ch);
 };
 
-/// A value type every shipped reduction accepts: one with all three parts of `value_ops<T>`.
+/// Part of `reducible`, what `Quantile` uses: copies of every value, and their quantiles.
+template <class T>
+concept has_quantile_ops = requires {
+  typename value_ops<T>::wide_type;
+}
+&&requires(const T& x, std::span<const T> values, double q) {
+  { value_ops<T>::copy(x) } -> std::same_as<T>;
+  { value_ops<T>::quantile(values, q) } -> std::same_as<wide_t<T>>;
+};
+
+/// A value type every shipped reduction accepts: one with all four parts of `value_ops<T>`.
 /// A reduction asks only for the part it uses (`has_elementwise_ops`, `has_moment_ops`,
-/// `has_histogram_ops`). For `at::Tensor`, include `<recorder/tensor/value_ops.hpp>`.
+/// `has_histogram_ops`, `has_quantile_ops`). For `at::Tensor`, include
+/// `<recorder/tensor/value_ops.hpp>`.
 template <class T>
 concept reducible = std::copyable<T> && has_value_ops<T> && has_elementwise_ops<T> &&
-    has_moment_ops<T> && has_histogram_ops<T>;
+    has_moment_ops<T> && has_histogram_ops<T> && has_quantile_ops<T>;
 
 /// `true` when `T` has the elementwise part of `value_ops`, a `static_assert` saying what to
 /// add otherwise. A reduction names the part it uses with `using values_part = ...;` (the tags
@@ -294,10 +326,22 @@ consteval bool check_histogram_ops() {
   return has_histogram_ops<T>;
 }
 
+/// `true` when `T` has the quantile part of `value_ops`, a `static_assert` saying what to add
+/// otherwise.
+template <class T>
+consteval bool check_quantile_ops() {
+  static_assert(has_quantile_ops<T>,
+                "recorder: this reduction needs the quantile part of "
+                "recorder::reduce::value_ops<T> (has_quantile_ops): add `using wide_type = ...;` "
+                "and static copy and quantile(std::span<const T>, double q) to value_ops<T>");
+  return has_quantile_ops<T>;
+}
+
 /// The parts of `value_ops<T>` a reduction can name as its `values_part`.
 struct elementwise_part {};  ///< `has_elementwise_ops`: Sum, Mean, Last, MinMax, KeepAll, custom
 struct moment_part {};       ///< `has_moment_ops`: Moments
 struct histogram_part {};    ///< `has_histogram_ops`: Histogram
+struct quantile_part {};     ///< `has_quantile_ops`: Quantile
 
 /// The checker of part `Part` for values of type `T` (`check_elementwise_ops<T>()`, ...).
 template <class Part, class T>
@@ -306,6 +350,8 @@ consteval bool check_part() {
     return check_moment_ops<T>();
   else if constexpr (std::is_same_v<Part, histogram_part>)
     return check_histogram_ops<T>();
+  else if constexpr (std::is_same_v<Part, quantile_part>)
+    return check_quantile_ops<T>();
   else
     return check_elementwise_ops<T>();
 }
