@@ -34,6 +34,11 @@
 namespace cli = recorder::cli;
 
 int main(int argc, char** argv) {
+  // A binary on another libtorch than its own can hang or crash anywhere: refuse before anything.
+  if (const std::string& mismatch = recorder::torch_mismatch(); !mismatch.empty()) {
+    std::cerr << mismatch << "\n";
+    return 2;
+  }
   CLI::App app{"recorder " + std::string(recorder::version) +
                ": trace a TorchScript model as it runs, and show its layers (summary), draw it "
                "(draw) or record "
@@ -76,6 +81,9 @@ int main(int argc, char** argv) {
     if (*sub_record) return cli::run_record(record);
     if (*sub_profile) return cli::run_profile(profile);
   } catch (const cli::UsageError& e) {
+    std::cerr << e.what() << "\n";
+    return 2;
+  } catch (const recorder::TorchMismatch& e) {
     std::cerr << e.what() << "\n";
     return 2;
   } catch (const recorder::ModelFileError& e) {

@@ -37,15 +37,12 @@ set(RECORDER_TESTING_DIR "${CMAKE_CURRENT_LIST_DIR}")
 #                           Python has no torchvision (copied into RECORDER_SCRIPT_MODELS).
 #   RECORDER_PEERS_PYTHON   optional: a Python with torchinfo 1.8.0 and torchview 0.2.7, run live
 #                           by the parity tests (cli/tests/peers_test.cpp).
-find_program(RECORDER_PYTHON3 NAMES python3 PATHS /usr/bin NO_DEFAULT_PATH)
-if(NOT RECORDER_PYTHON3)
-  find_program(RECORDER_PYTHON3 NAMES python3)
-endif()
+#
+# Not given, RECORDER_PYTHON3 is the first Python whose torch is the libtorch under test, among:
+# the venv or Python installation that holds the libtorch found (a pip wheel's), Debian's
+# /usr/bin/python3, python3 on PATH (recorder_tests_python below).
 # Debian's python3 itself, for the torch-free checks that need Debian's python3-jsonschema.
 find_program(RECORDER_SYSTEM_PYTHON3 NAMES python3 PATHS /usr/bin NO_DEFAULT_PATH)
-if(NOT RECORDER_SYSTEM_PYTHON3)
-  set(RECORDER_SYSTEM_PYTHON3 "${RECORDER_PYTHON3}")
-endif()
 set(RECORDER_OTHER_PYTHON "" CACHE FILEPATH "A Python whose torch is the other libtorch leg's")
 set(RECORDER_PEERS_PYTHON "" CACHE FILEPATH "A Python with torchinfo 1.8.0 and torchview 0.2.7")
 set(RECORDER_SCRIPT_MODELS "${CMAKE_BINARY_DIR}/script-models")
@@ -71,6 +68,69 @@ function(_recorder_python_probe python out)
   set(${out}_TORCH "${torch}" PARENT_SCOPE)
   set(${out}_VISION "${vision}" PARENT_SCOPE)
 endfunction()
+
+# recorder_tests_python(): sets RECORDER_PYTHON3 (cached) when it is not given, to the first
+# candidate Python whose torch has the libtorch's version; with none, configuring fails naming
+# each candidate and the torch it has.
+function(recorder_tests_python)
+  if(RECORDER_PYTHON3)
+    return()
+  endif()
+  set(candidates "")
+  if(Torch_DIR)
+    # A wheel's Torch_DIR is <prefix>/lib/pythonX.Y/site-packages/torch/share/cmake/Torch; a
+    # venv's root holds pyvenv.cfg.
+    get_filename_component(dir "${Torch_DIR}" ABSOLUTE)
+    foreach(i RANGE 8)
+      if(EXISTS "${dir}/pyvenv.cfg")
+        list(APPEND candidates "${dir}/bin/python3" "${dir}/bin/python")
+        break()
+      endif()
+      get_filename_component(dir "${dir}" DIRECTORY)
+    endforeach()
+    if(Torch_DIR MATCHES "^(.*)/lib/python([0-9]+\\.[0-9]+)/(site|dist)-packages/torch/")
+      list(APPEND candidates "${CMAKE_MATCH_1}/bin/python${CMAKE_MATCH_2}"
+                             "${CMAKE_MATCH_1}/bin/python3")
+    endif()
+  endif()
+  list(APPEND candidates /usr/bin/python3)
+  find_program(_recorder_path_python3 NAMES python3 NO_CACHE)
+  if(_recorder_path_python3)
+    list(APPEND candidates "${_recorder_path_python3}")
+  endif()
+  list(REMOVE_DUPLICATES candidates)
+  set(tried "")
+  foreach(py IN LISTS candidates)
+    if(NOT EXISTS "${py}")
+      continue()
+    endif()
+    _recorder_python_probe("${py}" _c)
+    if(_c_TORCH STREQUAL RECORDER_TORCH_VERSION)
+      set(RECORDER_PYTHON3 "${py}" CACHE FILEPATH
+          "The tests' Python: its torch is the libtorch under test" FORCE)
+      message(STATUS "recorder: the tests' Python is ${py} (torch ${_c_TORCH})")
+      return()
+    endif()
+    if(_c_TORCH STREQUAL "")
+      list(APPEND tried "${py} (no torch)")
+    else()
+      list(APPEND tried "${py} (torch ${_c_TORCH})")
+    endif()
+  endforeach()
+  list(JOIN tried ", " tried)
+  message(FATAL_ERROR "recorder: the tests need a Python whose torch is the libtorch under test "
+          "(${RECORDER_TORCH_VERSION}), and none was found (tried: ${tried}): pass "
+          "-DRECORDER_PYTHON3=<that python>, or configure without -DRECORDER_BUILD_TESTS=ON")
+endfunction()
+if(RECORDER_WITH_TORCH AND RECORDER_BUILD_TESTS)
+  recorder_tests_python()
+elseif(NOT RECORDER_PYTHON3)
+  # Without libtorch, for the torch-free checks run in Python (the viewer's generated assets).
+  set(RECORDER_PYTHON3 "${RECORDER_SYSTEM_PYTHON3}")
+endif()
+if(NOT RECORDER_SYSTEM_PYTHON3)
+  set(RECORDER_SYSTEM_PYTHON3 "${RECORDER_PYTHON3}")
+endif()
 
 set(RECORDER_OTHER_SCRIPT_MODELS "")
 # What a test that reads the other PyTorch's files requires (FIXTURES_REQUIRED).

@@ -9,6 +9,7 @@
 #include <recorder/tensor/nested.hpp>
 #include <recorder/tensor/recorder_tensor.hpp>
 #include <recorder/tensor/session.hpp>
+#include <recorder/torch_version.hpp>
 
 #include <torch/csrc/autograd/grad_mode.h>
 #include <torch/nn/module.h>
@@ -155,6 +156,7 @@ class Tracer {
   template <class H, class... In>
   requires(!std::same_as<std::remove_cvref_t<H>, torch::jit::Module>) auto run(
       H& model, const In&... inputs) {
+    check_torch();
     detail::Recording rec(detail::call_hooks_of(policy_), graph_storage());
     detail::Session& s = rec.session();
     detail::ModuleRecords::Lend lend(module_records_, s);
@@ -229,6 +231,7 @@ class Tracer {
   /// `run(model, inputs...)` with the inputs as a list.
   template <std::same_as<torch::jit::Module> M>
   Traced<c10::IValue> run(const M& model, std::vector<c10::IValue> inputs) {
+    check_torch();
     using FrontEnd = detail::script::FrontEnd<M>;
     if constexpr (!detail::script::front_end_included<M>) {
       static_assert(detail::script::front_end_included<M>,

@@ -248,6 +248,7 @@ inline std::string saved_by_pytorch_at_least(const std::filesystem::path& file) 
 /// state_dict?) saved with torch.save. Export the model with torch.jit.script(model).save(path) ...
 /// ```
 inline torch::jit::Module load_model(const std::filesystem::path& file) {
+  check_torch();
   namespace ds = detail::script;
   const std::string name = ds::quoted(file);
   std::error_code ec;
