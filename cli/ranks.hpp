@@ -153,8 +153,8 @@ class Ranks {
   bool joined() const noexcept { return place_.joined; }
 
   /// Every rank's recording merged onto rank 0 (`merged_across`); call on every rank alike.
-  template <recorder::CapturePoint W, class R>
-  rr::Capture<W, R> merged(const rr::Capture<W, R>& local) {
+  template <class R>
+  rr::Activations<R> merged(const rr::Activations<R>& local) {
 #ifdef RECORDER_CLI_DISTRIBUTED
     return recorder::merged_across(local, *group_, {.root = 0});
 #else
@@ -163,13 +163,14 @@ class Ranks {
 #endif
   }
 
-  /// Every rank's call times reduced together, on rank 0.
+  /// `timing`'s reduced times replaced by every rank's, reduced together, on rank 0 (its runs
+  /// stay: `merge_across`); call on every rank alike.
   template <class R>
-  recorder::CallTimes merged_times(const rr::Timing<R>& local) {
+  void merge_times(rr::Timing<R>& timing) {
 #ifdef RECORDER_CLI_DISTRIBUTED
-    return recorder::call_times(recorder::merged_across(local, *group_, {.root = 0}));
+    recorder::merge_across(timing, *group_, {.root = 0});
 #else
-    static_cast<void>(local);
+    static_cast<void>(timing);
     throw std::logic_error("recorder: not a rank of a job");
 #endif
   }

@@ -28,6 +28,7 @@ struct RecordArgs {
   std::size_t batches = 0;
   std::size_t bins = 100;
   std::string range;
+  double quantile = 0.5;
   std::int64_t correction = 1;
   std::size_t max_bytes = 0;
   bool sample = false;
@@ -54,12 +55,14 @@ class Progress {
   bool tty_;
 };
 
-template <recorder::CapturePoint W, class R>
-inline int record_with(const RecordArgs& a, std::vector<recorder::LayerAddress> layers,
-                       R reduction) {
+// One instantiation per reduction: the capture point is chosen at run time
+// (record::Activations), which keeps the command line's translation unit small.
+template <class R>
+inline int record_with(const RecordArgs& a, recorder::CapturePoint what,
+                       std::vector<recorder::LayerAddress> layers, R reduction) {
   const Common& c = a.common;
-  constexpr bool gradients =
-      W == recorder::CapturePoint::backward_output || W == recorder::CapturePoint::backward_input;
+  const bool gradients = what == recorder::CapturePoint::backward_output ||
+                         what == recorder::CapturePoint::backward_input;
   if (gradients && c.no_grad)
     throw UsageError("recorder: --what grad-output and grad-input need autograd: drop --no-grad");
   Ranks ranks(a.ranks);
@@ -67,9 +70,9 @@ inline int record_with(const RecordArgs& a, std::vector<recorder::LayerAddress> 
   torch::manual_seed(static_cast<std::uint64_t>(c.seed));
   const Inputs inputs(c);
   torch::jit::Module model = recorder::load_model(c.model);
-  rr::Capture<W, R> acts(std::move(layers), std::move(reduction));
+  rr::Activations<R> acts(what, std::move(layers), std::move(reduction));
   if (a.sample) acts.data(recorder::KeptData::sample);
-  recorder::Tracer<rr::Capture<W, R>> tracer(trace_options(c), acts);
+  recorder::Tracer<rr::Activations<R>> tracer(trace_options(c), acts);
   const std::size_t batches = a.batches > 0 ? a.batches : inputs.stored_batches();
   // Ranks: rank r runs batches r, r + world, ...; random batch i is drawn from seed + i, so
   // any number of ranks records the same batches.
@@ -87,7 +90,7 @@ inline int record_with(const RecordArgs& a, std::vector<recorder::LayerAddress> 
       throw Reported{e};
     }
     const auto& t = *traced;
-    if constexpr (gradients) {
+    if (gradients) {
       // The gradient of the sum of every floating output: what a scalar loss would give.
       at::Tensor loss;
       recorder::for_each_tensor(t.output, [&loss](const at::Tensor& y) {
@@ -101,7 +104,7 @@ inline int record_with(const RecordArgs& a, std::vector<recorder::LayerAddress> 
     }
     progress.done(i + 1);
   }
-  const auto report = [&](const rr::Capture<W, R>& recorded) {
+  const auto report = [&](const rr::Activations<R>& recorded) {
     recorder::save(recorded, a.out);
     for (const auto& r : recorded.records())
       std::cout << r->key << " (" << r->class_name << ", " << r->label
@@ -120,28 +123,32 @@ inline int record_with(const RecordArgs& a, std::vector<recorder::LayerAddress> 
   return report(acts);
 }
 
-template <recorder::CapturePoint W>
-inline int record_reduced(const RecordArgs& a, std::vector<recorder::LayerAddress> layers) {
+inline int record_reduced(const RecordArgs& a, recorder::CapturePoint what,
+                          std::vector<recorder::LayerAddress> layers) {
   switch (cli::parse_reduce(a.reduce)) {
     case cli::Reduce::all:
-      return record_with<W>(a, std::move(layers), rd::KeepAll{.max_bytes = a.max_bytes});
+      return record_with(a, what, std::move(layers), rd::KeepAll{.max_bytes = a.max_bytes});
     case cli::Reduce::last:
-      return record_with<W>(a, std::move(layers), rd::Last{});
+      return record_with(a, what, std::move(layers), rd::Last{});
     case cli::Reduce::sum:
-      return record_with<W>(a, std::move(layers), rd::Sum{});
+      return record_with(a, what, std::move(layers), rd::Sum{});
     case cli::Reduce::mean:
-      return record_with<W>(a, std::move(layers), rd::Mean{});
+      return record_with(a, what, std::move(layers), rd::Mean{});
     case cli::Reduce::moments:
-      return record_with<W>(a, std::move(layers), rd::Moments{.correction = a.correction});
+      return record_with(a, what, std::move(layers), rd::Moments{.correction = a.correction});
     case cli::Reduce::minmax:
-      return record_with<W>(a, std::move(layers), rd::MinMax{});
+      return record_with(a, what, std::move(layers), rd::MinMax{});
+    case cli::Reduce::absmax:
+      return record_with(a, what, std::move(layers), rd::AbsMax{});
+    case cli::Reduce::quantile:
+      return record_with(a, what, std::move(layers), rd::Quantile{.q = a.quantile});
     case cli::Reduce::histogram: {
       if (a.range.empty())
         throw UsageError(
             "recorder: --reduce histogram needs --range lo,hi (and --bins, default 100)");
       if (a.bins == 0) throw UsageError("recorder: --bins must be at least 1");
       const auto [lo, hi] = cli::parse_range(a.range);
-      return record_with<W>(a, std::move(layers), rd::Histogram(a.bins, lo, hi));
+      return record_with(a, what, std::move(layers), rd::Histogram(a.bins, lo, hi));
     }
   }
   return 1;
@@ -151,6 +158,7 @@ inline int run_record(const RecordArgs& a) {
   std::vector<recorder::LayerAddress> layers = cli::parse_layers(a.layers);
   const cli::Record what = cli::parse_what(a.what);
   (void)cli::parse_reduce(a.reduce);
+  (void)cli::parse_quantile(a.quantile);
   if (std::filesystem::path(a.out).extension().empty())
     throw UsageError("recorder: -o '" + a.out + "' needs an extension, like acts.pt");
   cli::check_writable(a.out);
@@ -158,15 +166,15 @@ inline int run_record(const RecordArgs& a) {
   using W = recorder::CapturePoint;
   switch (what) {
     case cli::Record::output:
-      return record_reduced<W::forward_output>(a, std::move(layers));
+      return record_reduced(a, W::forward_output, std::move(layers));
     case cli::Record::input:
-      return record_reduced<W::forward_input>(a, std::move(layers));
+      return record_reduced(a, W::forward_input, std::move(layers));
     case cli::Record::pre:
-      return record_reduced<W::forward_pre>(a, std::move(layers));
+      return record_reduced(a, W::forward_pre, std::move(layers));
     case cli::Record::grad_output:
-      return record_reduced<W::backward_output>(a, std::move(layers));
+      return record_reduced(a, W::backward_output, std::move(layers));
     case cli::Record::grad_input:
-      return record_reduced<W::backward_input>(a, std::move(layers));
+      return record_reduced(a, W::backward_input, std::move(layers));
   }
   return 1;
 }
@@ -186,14 +194,20 @@ inline CLI::App* add_record(CLI::App& app, RecordArgs& a) {
   sub->add_option("--what", a.what,
                   "output, input (after the forward), pre (before it), grad-output, "
                   "grad-input (default output)");
-  sub->add_option(
-      "--reduce", a.reduce,
-      "all (keep every batch), last, sum, mean, moments, minmax, histogram (default all)");
+  sub->add_option("--reduce", a.reduce,
+                  "all (keep every batch), last, sum, mean, moments (mean, variance, count), "
+                  "minmax, absmax (the largest |x|: a symmetric quantization's amax), histogram, "
+                  "quantile (each element's --quantile over the batches, in float64) "
+                  "(default all)");
   sub->add_option("--batches", a.batches,
                   "Forwards to run (default: as many as the --input files hold, else 1); "
                   "fresh random inputs each");
   sub->add_option("--bins", a.bins, "Histogram bins (default 100)");
   sub->add_option("--range", a.range, "Histogram range lo,hi (needed by --reduce histogram)");
+  sub->add_option("--quantile", a.quantile,
+                  "--reduce quantile: which one, in [0, 1] (default 0.5, the median; 0.9: the "
+                  "90th percentile)")
+      ->type_name("Q");
   sub->add_option("--correction", a.correction,
                   "Moments: the variance's correction, as torch.var (default 1)");
   sub->add_option("--max-bytes", a.max_bytes,

@@ -164,21 +164,19 @@ class Store final : public CaptureCore {
 
 namespace record {
 
-/// Records `W` (inputs, outputs or gradients) of the selected layers on every forward a
-/// `Tracer` runs, reducing each tensor over the forwards with reduction `R`. Also records the
-/// graph (layer addresses need the module calls). Use the aliases below.
+/// Records the inputs, outputs or gradients of the selected layers — which ones chosen at run time
+/// (`what`: a command line, a configuration) — on every forward a `Tracer` runs, reducing each
+/// tensor over the forwards with reduction `R`. Also records the graph (layer addresses need the
+/// module calls). `Capture<W, R>` and its aliases (`ForwardOutput<R>`, ...) are this with the
+/// capture point in the type; every function that takes a recording takes either.
 ///
 /// ```
-/// recorder::record::ForwardInput<recorder::reduce::Sum> inputs({"fc2", "fc3"});
-/// recorder::Tracer<recorder::record::ForwardInput<recorder::reduce::Sum>> tracer({}, inputs);
-/// for (int i = 0; i < 1000; ++i) tracer.run(model, torch::randn({1, 784}));
-/// at::Tensor s = inputs["fc2"].result();   // [1, 100]: the sum over 1,000 forwards
+/// recorder::record::Activations<recorder::reduce::Mean> acts(
+///     recorder::CapturePoint::forward_input, {"fc2"});
+/// recorder::Tracer<recorder::record::Activations<recorder::reduce::Mean>> tracer({}, acts);
 /// ```
-/// Layers are selected by `LayerAddress` (label `"2-3"`, or `{{2, 3}}` in the list, path, `by_class`,
-/// `by_index`, `where`). A selected layer that did not run in a forward makes `Tracer::run`
-/// throw `UnknownLayer` after that forward, listing the nearest layers that ran.
-template <CapturePoint W, class R = reduce::KeepAll>
-class Capture {
+template <class R = reduce::KeepAll>
+class Activations {
   // R must be a reduction over at::Tensor: the checker names the part it lacks.
   static_assert(reduce::check_reduction<R, at::Tensor>());
 
@@ -186,19 +184,21 @@ class Capture {
   using recording_policy_tag = void;
   static constexpr bool records_graph = true;
   static constexpr bool captures_calls = true;
-  static constexpr CapturePoint what = W;
   using reduction_type = R;
   using record_type = LayerRecord<R>;
 
-  /// Records the layers `layers` select, reduced by `reduction`.
-  explicit Capture(std::vector<LayerAddress> layers, R reduction = R{})
-      : store_(std::make_shared<recorder::detail::Store<R>>(W, std::move(layers),
+  /// Records `what` of the layers `layers` select, reduced by `reduction`.
+  Activations(CapturePoint what, std::vector<LayerAddress> layers, R reduction = R{})
+      : store_(std::make_shared<recorder::detail::Store<R>>(what, std::move(layers),
                                                             std::move(reduction))) {}
+
+  /// What is recorded: a forward's inputs or outputs, or their gradients.
+  CapturePoint capture_point() const noexcept { return store_->what(); }
 
   /// Records only calls for which `condition(const LayerCall&)` is true.
   /// Example: `.when([](const recorder::LayerCall& c) { return c.label == "2-3"; })`.
   template <class F>
-  Capture& when(F condition) {
+  Activations& when(F condition) {
     static_assert(std::is_invocable_r_v<bool, F&, const LayerCall&>,
                   "recorder: a condition is callable as bool(const recorder::LayerCall&)");
     store_->set_condition(Condition(std::move(condition)));
@@ -208,7 +208,7 @@ class Capture {
   /// Replaces every selected layer's outputs by `f(call, output)` after recording them.
   /// Example: `.postproc([](const recorder::LayerCall&, const at::Tensor& y) { return y.clamp_min(0); })`.
   template <class F>
-  Capture& postproc(F f) {
+  Activations& postproc(F f) {
     static_assert(std::is_invocable_r_v<at::Tensor, F&, const LayerCall&, const at::Tensor&>,
                   "recorder: a post-processing step is callable as "
                   "at::Tensor(const recorder::LayerCall&, const at::Tensor&)");
@@ -217,7 +217,7 @@ class Capture {
   }
   /// Post-processing of the selected calls that `layer` also selects.
   template <class F>
-  Capture& postproc(LayerAddress layer, F f) {
+  Activations& postproc(LayerAddress layer, F f) {
     static_assert(std::is_invocable_r_v<at::Tensor, F&, const LayerCall&, const at::Tensor&>,
                   "recorder: a post-processing step is callable as "
                   "at::Tensor(const recorder::LayerCall&, const at::Tensor&)");
@@ -226,7 +226,7 @@ class Capture {
   }
 
   /// `KeptData::batch` (default) records whole tensors, `KeptData::sample` their first element.
-  Capture& data(KeptData d) {
+  Activations& data(KeptData d) {
     store_->set_data(d);
     return *this;
   }
@@ -274,6 +274,51 @@ class Capture {
  private:
   friend struct recorder::detail::RecordingAccess;
   std::shared_ptr<recorder::detail::Store<R>> store_;
+};
+
+/// Records `W` (inputs, outputs or gradients) of the selected layers on every forward a
+/// `Tracer` runs, reducing each tensor over the forwards with reduction `R`. Also records the
+/// graph (layer addresses need the module calls). Use the aliases below.
+///
+/// ```
+/// recorder::record::ForwardInput<recorder::reduce::Sum> inputs({"fc2", "fc3"});
+/// recorder::Tracer<recorder::record::ForwardInput<recorder::reduce::Sum>> tracer({}, inputs);
+/// for (int i = 0; i < 1000; ++i) tracer.run(model, torch::randn({1, 784}));
+/// at::Tensor s = inputs["fc2"].result();   // [1, 100]: the sum over 1,000 forwards
+/// ```
+/// Layers are selected by `LayerAddress` (label `"2-3"`, or `{{2, 3}}` in the list, path, `by_class`,
+/// `by_index`, `where`). A selected layer that did not run in a forward makes `Tracer::run`
+/// throw `UnknownLayer` after that forward, listing the nearest layers that ran.
+template <CapturePoint W, class R = reduce::KeepAll>
+class Capture : public Activations<R> {
+ public:
+  static constexpr CapturePoint what = W;
+
+  /// Records `W` of the layers `layers` select, reduced by `reduction`.
+  explicit Capture(std::vector<LayerAddress> layers, R reduction = R{})
+      : Activations<R>(W, std::move(layers), std::move(reduction)) {}
+
+  // The settings return the recording as its own type, for chaining.
+  template <class F>
+  Capture& when(F condition) {
+    Activations<R>::when(std::move(condition));
+    return *this;
+  }
+  template <class F>
+  Capture& postproc(F f) {
+    Activations<R>::postproc(std::move(f));
+    return *this;
+  }
+  template <class F>
+  Capture& postproc(LayerAddress layer, F f) {
+    Activations<R>::postproc(std::move(layer), std::move(f));
+    return *this;
+  }
+  Capture& data(KeptData d) {
+    Activations<R>::data(d);
+    return *this;
+  }
+  using Activations<R>::data;
 };
 
 template <class R = reduce::KeepAll>

@@ -3,6 +3,7 @@
 /// describes what a recording (`record::ForwardOutput<reduce::Moments>`, ...) holds for each
 /// recorded module call, for `backend::Html::facts`.
 
+#include <recorder/capture/activations.hpp>
 #include <recorder/capture/core.hpp>
 #include <recorder/capture/timing.hpp>
 #include <recorder/detail/id_map.hpp>
@@ -159,8 +160,8 @@ std::vector<NodeFacts> facts_of(const Trace& trace, const record::Timing<R>& tim
 ///
 /// Example: `render_to_file(trace, {.depth = 2}, "net.html", backend::Html{.facts =
 /// facts_of(trace, outputs)});`
-template <class Recording>
-std::vector<NodeFacts> facts_of(const Trace& trace, const Recording& recording) {
+template <class R>
+std::vector<NodeFacts> facts_of(const Trace& trace, const record::Activations<R>& recording) {
   detail::CallsByKey calls(trace.graph);
   std::vector<NodeFacts> out;
   for (const auto& rec : recording.records()) {
@@ -168,7 +169,7 @@ std::vector<NodeFacts> facts_of(const Trace& trace, const Recording& recording) 
     const NodeId call = calls.find(rec->key);
     if (!call.valid()) continue;
     NodeFacts f{call};
-    f.facts.emplace_back("recorded", std::string(to_string(Recording::what)) +
+    f.facts.emplace_back("recorded", std::string(to_string(recording.capture_point())) +
                                          ", reduce::" + std::string(rec->reduction().name));
     f.facts.emplace_back("samples", std::to_string(rec->samples()));
     for (std::size_t i = 0; i < rec->tensors(); ++i) {

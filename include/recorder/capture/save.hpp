@@ -4,12 +4,12 @@
 ///
 /// A recording is saved as a dict from layer key to its result, in the format `torch.save` writes,
 /// holding nothing `torch.load`'s `weights_only=True` (its default from PyTorch 2.6) refuses: a
-/// tensor for `Sum`, `Mean`,
-/// `Last` and custom reductions, a list of tensors for `KeepAll`, a dict of its fields for
-/// `Moments` (`mean`, `variance`, `count`), `MinMax` (`min`, `max`) and `Histogram`
-/// (`counts`, `lo`, `hi`, `bins`). A layer with several tensors gets one key per tensor:
-/// `"lstm:0"`, `"lstm:1"`, ... Every tensor written is contiguous and owns its storage (the
-/// reductions copy what they keep), so a view never drags its whole storage into the file.
+/// tensor for `Sum`, `Mean`, `Last`, `AbsMax` and custom reductions, a list of tensors for
+/// `KeepAll`, a dict of its fields for `Moments` (`mean`, `variance`, `count`), `MinMax` (`min`,
+/// `max`), `Histogram` (`counts`, `lo`, `hi`, `bins`) and `Quantile` (`quantile`, a float64
+/// tensor). A layer with several tensors gets one key per tensor: `"lstm:0"`, `"lstm:1"`, ...
+/// Every tensor written is contiguous and owns its storage (the reductions copy what they
+/// keep), so a view never drags its whole storage into the file.
 ///
 /// ```python
 /// d = torch.load("inputs.pt")      # {"fc2": tensor(...), "fc3": tensor(...)}
@@ -177,8 +177,8 @@ inline std::map<std::string, c10::IValue> load_recording(const std::filesystem::
 /// Saves `acts` as one file: a dict from layer key to result, loadable with `torch.load`.
 /// The write is atomic: `file` is replaced whole or left as it was (then a `FileError` names
 /// it; its folder must exist). Example: `recorder::save(inputs, "inputs.pt")`.
-template <CapturePoint W, class R>
-void save(const record::Capture<W, R>& acts, const std::filesystem::path& file) {
+template <class R>
+void save(const record::Activations<R>& acts, const std::filesystem::path& file) {
   detail::check_parent_folder(file);
   c10::impl::GenericDict d(c10::StringType::get(), c10::AnyType::get());
   for (auto& [key, value] : detail::recorded_items(acts)) d.insert(key, std::move(value));
@@ -190,8 +190,8 @@ void save(const record::Capture<W, R>& acts, const std::filesystem::path& file) 
 /// `<folder>/<key>.pt`, each holding that layer's result. Keys are made safe file names
 /// (`detail::sanitize_filename`: a module called `../x` writes `___x.pt` inside `folder`);
 /// two keys that sanitize alike get `~2`, `~3` suffixes. Returns key -> file written.
-template <CapturePoint W, class R>
-std::map<std::string, std::filesystem::path> save_per_layer(const record::Capture<W, R>& acts,
+template <class R>
+std::map<std::string, std::filesystem::path> save_per_layer(const record::Activations<R>& acts,
                                                             const std::filesystem::path& folder) {
   detail::check_parent_folder(folder, "create folder");
   std::error_code ec;

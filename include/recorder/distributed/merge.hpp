@@ -171,8 +171,8 @@ consteval bool check_mergeable_across() {
 
 /// Reaches the stores behind recording handles.
 struct RecordingAccess {
-  template <CapturePoint W, class R>
-  static Store<R>& store(const record::Capture<W, R>& c) {
+  template <class R>
+  static Store<R>& store(const record::Activations<R>& c) {
     return *c.store_;
   }
   template <class R>
@@ -209,9 +209,9 @@ inline RecordInfo decode_info(std::string_view bytes) {
 }
 
 /// The merged records of `local` (null on a rank that gets none).
-template <CapturePoint W, class R>
+template <class R>
 std::optional<std::vector<std::unique_ptr<LayerRecord<R>>>> merged_records(
-    const record::Capture<W, R>& local, c10d::ProcessGroup& pg, const MergeOptions& o) {
+    const record::Activations<R>& local, c10d::ProcessGroup& pg, const MergeOptions& o) {
   static_assert(check_mergeable_across<R, at::Tensor>());
   using S = reduce::state_t<R, at::Tensor>;
   const R& reduction = local.reduction();
@@ -238,6 +238,15 @@ std::optional<std::vector<std::unique_ptr<LayerRecord<R>>>> merged_records(
     records.push_back(
         std::make_unique<LayerRecord<R>>(decode_info(e.info), reduction, std::move(e.slots)));
   return records;
+}
+
+/// `out` (an empty recording like `local`) given the merge of `local` over `pg`.
+template <class R>
+void merge_into(const record::Activations<R>& local, record::Activations<R>& out,
+                c10d::ProcessGroup& pg, const MergeOptions& o) {
+  auto records = merged_records(local, pg, o);
+  out.data(local.data());
+  if (records) RecordingAccess::store(out).replace_records(std::move(*records));
 }
 
 /// A timing's merged keys and states (null on a rank that gets none).
@@ -292,20 +301,26 @@ std::optional<MergedTiming<R>> merged_timing(const record::Timing<R>& local, c10
 /// different layers, reductions, shapes or dtypes, or when a collective fails; a
 /// `reduce::KeepAll` whose merged values pass its `max_bytes` throws `CapacityExceeded`.
 /// `reduce::custom` does not compile: it is not mergeable.
+template <class R>
+record::Activations<R> merged_across(const record::Activations<R>& local, c10d::ProcessGroup& pg,
+                                     MergeOptions options = {}) {
+  record::Activations<R> out(local.capture_point(), local.layers(), local.reduction());
+  detail::merge_into(local, out, pg, options);
+  return out;
+}
+/// The same for a `Capture<W, R>` (`ForwardOutput<R>`, ...): the merge is one of its type.
 template <CapturePoint W, class R>
 record::Capture<W, R> merged_across(const record::Capture<W, R>& local, c10d::ProcessGroup& pg,
                                     MergeOptions options = {}) {
-  auto records = detail::merged_records(local, pg, options);
   record::Capture<W, R> out(local.layers(), local.reduction());
-  out.data(local.data());
-  if (records) detail::RecordingAccess::store(out).replace_records(std::move(*records));
+  detail::merge_into(local, out, pg, options);
   return out;
 }
 
 /// `recording` replaced by its merge over every rank of `pg` (on the root only, with
 /// `{.root = r}`); see `merged_across`. On error it is left as it was.
-template <CapturePoint W, class R>
-void merge_across(record::Capture<W, R>& recording, c10d::ProcessGroup& pg,
+template <class R>
+void merge_across(record::Activations<R>& recording, c10d::ProcessGroup& pg,
                   MergeOptions options = {}) {
   auto records = detail::merged_records(recording, pg, options);
   if (records) detail::RecordingAccess::store(recording).replace_records(std::move(*records));

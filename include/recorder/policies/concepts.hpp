@@ -26,7 +26,8 @@
 /// `record::AtenOps` (the graph and the aten ops inside leaf modules; `observes_ops`), the
 /// capture policies `record::ForwardPre<R>`, `ForwardInput<R>`, `ForwardOutput<R>`,
 /// `BackwardOutput<R>` and `BackwardInput<R>` (`record::Capture<W, R>`, the graph and chosen
-/// layers' tensors reduced by `R`; `captures_calls`, in `capture/activations.hpp`), and
+/// layers' tensors reduced by `R`; `captures_calls`, in `capture/activations.hpp`), the same
+/// with the capture point chosen at run time (`record::Activations<R>`), and
 /// `record::All<Ps...>` (a set: each hook is the `or` of its members').
 ///
 /// **Example**
