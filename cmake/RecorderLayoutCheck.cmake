@@ -1,19 +1,21 @@
 cmake_minimum_required(VERSION 3.25)
-# Checks that README.md's "## Layout" block matches include/recorder/: every folder (`name/`)
-# and top-level header there is named at the start of a line of the block's include/recorder/
-# part, and every name listed there exists.
-#   cmake -DREADME=<md> -DINCLUDE=<include/recorder> -P RecorderLayoutCheck.cmake
-file(READ "${README}" readme)
-string(FIND "${readme}" "## Layout" at)
-if(at EQUAL -1)
-  message(FATAL_ERROR "README.md has no '## Layout' section")
-endif()
-string(SUBSTRING "${readme}" ${at} -1 rest)
-string(FIND "${rest}" "```\ninclude/recorder/\n" begin)
+# Checks that the layout page's include/recorder/ block matches include/recorder/: every folder
+# (`name/`) and top-level header there is named at the start of a line of the block, and every
+# name listed there exists. The block is the first fenced block of DOC that starts with the line
+# `include/recorder/`; its part is the indented lines that follow.
+#   cmake -DDOC=<docs/layout.md> -DINCLUDE=<include/recorder> -P RecorderLayoutCheck.cmake
+foreach(var DOC INCLUDE)
+  if(NOT DEFINED ${var})
+    message(FATAL_ERROR "usage: cmake -DDOC=<docs/layout.md> -DINCLUDE=<include/recorder> -P RecorderLayoutCheck.cmake")
+  endif()
+endforeach()
+get_filename_component(INCLUDE "${INCLUDE}" ABSOLUTE)
+file(READ "${DOC}" doc)
+string(FIND "${doc}" "```\ninclude/recorder/\n" begin)
 if(begin EQUAL -1)
-  message(FATAL_ERROR "README.md's Layout has no block starting with include/recorder/")
+  message(FATAL_ERROR "${DOC} has no fenced block starting with the line include/recorder/")
 endif()
-string(SUBSTRING "${rest}" ${begin} -1 rest)
+string(SUBSTRING "${doc}" ${begin} -1 rest)
 string(LENGTH "```\ninclude/recorder/\n" skip)
 string(SUBSTRING "${rest}" ${skip} -1 rest)
 # The include/recorder/ part: the indented lines up to the first line that is not indented.
@@ -43,16 +45,17 @@ foreach(e IN LISTS entries)
   endif()
   list(APPEND present "${e}")
   if(NOT e IN_LIST listed)
-    string(APPEND problems "\n  include/recorder/${e} is not in README.md's Layout")
+    string(APPEND problems "\n  include/recorder/${e} is not in ${DOC}")
   endif()
 endforeach()
 foreach(w IN LISTS listed)
   if(NOT w IN_LIST present)
-    string(APPEND problems "\n  README.md's Layout names include/recorder/${w}, which does not exist")
+    string(APPEND problems "\n  ${DOC} names include/recorder/${w}, which does not exist")
   endif()
 endforeach()
 if(problems)
-  message(FATAL_ERROR "README.md's Layout and include/recorder/ differ:${problems}")
+  message(FATAL_ERROR "${DOC} and include/recorder/ differ (add, rename or remove the entries "
+                      "of its include/recorder/ block):${problems}")
 endif()
 list(LENGTH present n)
-message(STATUS "README.md's Layout names all ${n} entries of include/recorder/")
+message(STATUS "${DOC} names all ${n} entries of include/recorder/")
