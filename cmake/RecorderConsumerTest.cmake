@@ -2,7 +2,8 @@
 #       -DGENERATOR=... -DCXX_COMPILER=... -DCTEST=... [-DCONFIG=...] -P RecorderConsumerTest.cmake
 #
 # Installs the build tree into PREFIX, then configures, builds and runs the consumer project
-# against that prefix only. Any failing step fails the test.
+# against that prefix only (EXPECT_TORCH_DIR: the libtorch its find_package(recorder) must take;
+# empty without libtorch). Any failing step fails the test.
 foreach(v IN ITEMS BUILD_DIR PREFIX CONSUMER_SOURCE CONSUMER_BUILD GENERATOR CXX_COMPILER CTEST)
   if(NOT DEFINED ${v})
     message(FATAL_ERROR "RecorderConsumerTest.cmake: ${v} is not set")
@@ -27,6 +28,7 @@ step("install into ${PREFIX}"
 step("configure"
   "${CMAKE_COMMAND}" -S "${CONSUMER_SOURCE}" -B "${CONSUMER_BUILD}" -G "${GENERATOR}"
   "-DCMAKE_CXX_COMPILER=${CXX_COMPILER}" "-DCMAKE_BUILD_TYPE=${CONFIG}"
-  "-DCMAKE_PREFIX_PATH=${PREFIX}" "-DCMAKE_FIND_PACKAGE_PREFER_CONFIG=ON")
+  "-DCMAKE_PREFIX_PATH=${PREFIX}" "-DCMAKE_FIND_PACKAGE_PREFER_CONFIG=ON"
+  "-DRECORDER_EXPECT_TORCH_DIR=${EXPECT_TORCH_DIR}")
 step("build" "${CMAKE_COMMAND}" --build "${CONSUMER_BUILD}" --config "${CONFIG}")
 step("run" "${CMAKE_COMMAND}" -E chdir "${CONSUMER_BUILD}" "${CTEST}" -C "${CONFIG}" -V)

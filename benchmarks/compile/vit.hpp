@@ -72,8 +72,7 @@ struct VisionTransformerImpl : torch::nn::Module {
   explicit VisionTransformerImpl(int64_t depth = 4, int64_t dim = 64, int64_t heads = 4,
                                  int64_t classes = 10)
       : patch_embed(register_module(
-            "patch_embed",
-            torch::nn::Conv2d(torch::nn::Conv2dOptions(3, dim, 4).stride(4)))),
+            "patch_embed", torch::nn::Conv2d(torch::nn::Conv2dOptions(3, dim, 4).stride(4)))),
         cls_token(register_parameter("cls_token", torch::zeros({1, 1, dim}))),
         pos_embed(register_parameter("pos_embed", torch::zeros({1, 65, dim}))),
         blocks(register_module("blocks", recorder::ModuleList<Block>())),

@@ -16,9 +16,10 @@
 #include <vector>
 
 #if !defined(RECORDER_BUILD_DIR) || !defined(RECORDER_SOURCE_DIR) || !defined(RECORDER_CMAKE) || \
-    !defined(RECORDER_CLI) || !defined(RECORDER_SCRIPT_MODELS) ||                              \
+    !defined(RECORDER_CLI) || !defined(RECORDER_SCRIPT_MODELS) ||                                \
     !defined(RECORDER_TORCH_VERSION) || !defined(RECORDER_LEG_PYTHON)
-#error "RECORDER_BUILD_DIR, RECORDER_SOURCE_DIR, RECORDER_CMAKE, RECORDER_CLI, \
+#error \
+    "RECORDER_BUILD_DIR, RECORDER_SOURCE_DIR, RECORDER_CMAKE, RECORDER_CLI, \
 RECORDER_SCRIPT_MODELS, RECORDER_TORCH_VERSION and RECORDER_LEG_PYTHON must be set"
 #endif
 #ifndef RECORDER_OTHER_TORCH_LIB  // the other leg's libtorch_cpu, "" when not configured
@@ -34,8 +35,7 @@ using programs::Run;
 
 namespace {
 
-const std::string version_line =
-    std::string("0.1.0 (libtorch ") + RECORDER_TORCH_VERSION + ")\n";
+const std::string version_line = std::string("0.1.0 (libtorch ") + RECORDER_TORCH_VERSION + ")\n";
 
 fs::path scratch(const std::string& name) {
   return programs::scratch(fs::current_path() / "install-test", name);
@@ -87,12 +87,13 @@ fs::path other_leg_libraries() {
     fs::path target;
     for (const auto& e : fs::directory_iterator(other)) {
       const std::string n = e.path().filename().string();
-      if (n == std::string(lib) + ".so" || (target.empty() && n.rfind(std::string(lib) + ".so.", 0) == 0))
+      if (n == std::string(lib) + ".so" ||
+          (target.empty() && n.rfind(std::string(lib) + ".so.", 0) == 0))
         target = e.path();
     }
     BOOST_TEST_REQUIRE(!target.empty(), "no " << lib << " in " << other);
-    for (const std::string& alias : {std::string(lib) + ".so",
-                                    std::string(lib) + ".so." + RECORDER_TORCH_VERSION}) {
+    for (const std::string& alias :
+         {std::string(lib) + ".so", std::string(lib) + ".so." + RECORDER_TORCH_VERSION}) {
       fs::remove(dir / alias);
       fs::create_symlink(target, dir / alias);
     }
@@ -104,7 +105,8 @@ fs::path other_leg_libraries() {
 void check_refusal(const Run& r, const fs::path& dir) {
   const std::string start = std::string("recorder: built against libtorch ") +
                             RECORDER_TORCH_VERSION + " but running on libtorch " +
-                            RECORDER_OTHER_TORCH_VERSION + " (" + (dir / "libtorch_cpu.so").string();
+                            RECORDER_OTHER_TORCH_VERSION + " (" +
+                            (dir / "libtorch_cpu.so").string();
   BOOST_TEST(r.code == 2);
   BOOST_TEST(r.out == "");
   BOOST_TEST(r.err.rfind(start, 0) == 0, "stderr: " << r.err);
@@ -141,8 +143,9 @@ BOOST_AUTO_TEST_SUITE(installed)
 
 BOOST_AUTO_TEST_CASE(runs_on_its_libtorch_from_a_clean_environment) {
   const fs::path prefix = install("prefix");
-  for (const char* f : {"bin/recorder", "libexec/recorder/recorder", "include/recorder/recorder.hpp",
-                        "share/recorder/cmake/recorderConfig.cmake"})
+  for (const char* f :
+       {"bin/recorder", "libexec/recorder/recorder", "include/recorder/recorder.hpp",
+        "share/recorder/cmake/recorderConfig.cmake"})
     BOOST_TEST(fs::exists(prefix / f), f);
 
   const Run v = run_clean({}, (prefix / "bin/recorder").string(), {"--version"});
@@ -182,8 +185,8 @@ BOOST_AUTO_TEST_CASE(a_libtorch_that_is_gone_is_named_in_one_line) {
   text.replace(at + key.size(), end - at - key.size(), gone);
   std::ofstream(launcher, std::ios::trunc) << text;
 
-  const Run r = run_clean({}, launcher.string(), {"summary", model("mlp_script.pt"),
-                                                  "--input-size", "1,784"});
+  const Run r = run_clean({}, launcher.string(),
+                          {"summary", model("mlp_script.pt"), "--input-size", "1,784"});
   BOOST_TEST(r.code == 2);
   BOOST_TEST(r.out == "");
   BOOST_TEST(r.err.rfind(std::string("recorder: the libtorch it was built against (libtorch ") +
