@@ -9,6 +9,8 @@
 
 #include "programs.hpp"
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -26,8 +28,8 @@ RECORDER_SCRIPT_MODELS, RECORDER_TORCH_VERSION and RECORDER_LEG_PYTHON must be s
 #define RECORDER_OTHER_TORCH_LIB ""
 #define RECORDER_OTHER_TORCH_VERSION ""
 #endif
-#ifndef RECORDER_EXAMPLE  // a program that calls Tracer::run (examples/mlp), "" without examples
-#define RECORDER_EXAMPLE ""
+#ifndef RECORDER_LOAD_PROBE  // a program whose first call is load_model (load_probe.cpp)
+#error "RECORDER_LOAD_PROBE must be set"
 #endif
 
 namespace fs = std::filesystem;
@@ -41,8 +43,13 @@ fs::path scratch(const std::string& name) {
   return programs::scratch(fs::current_path() / "install-test", name);
 }
 
+/// Where this process's programs write their output: the suites run as separate CTest tests,
+/// side by side.
+const fs::path outputs =
+    fs::current_path() / "install-test" / ("run-" + std::to_string(::getpid()));
+
 Run run(const std::string& program, const std::vector<std::string>& args) {
-  return programs::run(fs::current_path() / "install-test", program, args);
+  return programs::run(outputs, program, args);
 }
 
 /// `env -i [vars...] program args...`: nothing of the caller's environment.
@@ -101,13 +108,13 @@ fs::path other_leg_libraries() {
   return dir;
 }
 
-/// The program's one-line refusal of the other leg's libtorch, loaded from `dir`.
-void check_refusal(const Run& r, const fs::path& dir) {
+/// The one-line refusal of the other leg's libtorch, loaded from `dir`, and exit code `code`.
+void check_refusal(const Run& r, const fs::path& dir, int code = 2) {
   const std::string start = std::string("recorder: built against libtorch ") +
                             RECORDER_TORCH_VERSION + " but running on libtorch " +
                             RECORDER_OTHER_TORCH_VERSION + " (" +
                             (dir / "libtorch_cpu.so").string();
-  BOOST_TEST(r.code == 2);
+  BOOST_TEST(r.code == code);
   BOOST_TEST(r.out == "");
   BOOST_TEST(r.err.rfind(start, 0) == 0, "stderr: " << r.err);
   BOOST_TEST(r.err.ends_with(
@@ -213,15 +220,15 @@ BOOST_AUTO_TEST_CASE(another_libtorch_first_on_the_path_is_refused_in_one_line) 
 
 BOOST_AUTO_TEST_CASE(the_library_refuses_another_libtorch_at_its_entry_points) {
   BOOST_TEST_REQUIRE(std::string(RECORDER_OTHER_TORCH_LIB) != "");
-  BOOST_TEST_REQUIRE(std::string(RECORDER_EXAMPLE) != "", "examples/mlp is not built");
   const fs::path dir = other_leg_libraries();
-  // examples/mlp calls Tracer::run, which throws recorder::TorchMismatch with the same line.
-  const Run r = run_clean({"LD_LIBRARY_PATH=" + dir.string()}, RECORDER_EXAMPLE, {});
-  BOOST_TEST(r.code != 0);
-  BOOST_TEST(r.err.find(std::string("recorder: built against libtorch ") + RECORDER_TORCH_VERSION +
-                        " but running on libtorch " + RECORDER_OTHER_TORCH_VERSION + " (") !=
-                 std::string::npos,
-             r.err);
+  // On its own libtorch the probe loads the model; on the other one, load_model throws
+  // recorder::TorchMismatch with the program's line before it calls libtorch.
+  const Run own = run_clean({}, RECORDER_LOAD_PROBE, {model("mlp_script.pt")});
+  BOOST_TEST(own.code == 0, own.err);
+  BOOST_TEST(own.out == "loaded MLP\n");
+  const Run r =
+      run_clean({"LD_LIBRARY_PATH=" + dir.string()}, RECORDER_LOAD_PROBE, {model("mlp_script.pt")});
+  check_refusal(r, dir, 3);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -191,7 +191,7 @@ BOOST_AUTO_TEST_CASE(torchview_node_and_edge_counts) {
   // traces torch's creation functions), but where torchview opens an nn.MultiheadAttention
   // (whose out_proj it never calls) and draws its functional call and batch_first's transposes:
   // 2 nodes and 2 edges more per MHA drawn open (text_encoder's two at unlimited depth,
-  // attention_block's one from depth 3). README ("The zoo") argues it.
+  // attention_block's one from depth 3). docs/fidelity.md ("The zoo") argues it.
   struct Delta {
     int nodes = 0, edges = 0;  ///< torchview's count minus recorder's
   };

@@ -461,7 +461,7 @@ BOOST_AUTO_TEST_CASE(the_readme_timing_snippet_compiles_and_runs) {
   std::filesystem::create_directories(dir);
   std::filesystem::current_path(dir);
   std::ostringstream cout;
-  // README.md, "Where the time goes" (std::cout written cout here):
+  // docs/reference.md, "Where the time goes" (std::cout written cout here):
   recorder::record::Timing<recorder::reduce::Mean> timing;
   recorder::Tracer<recorder::record::Structure, recorder::record::Timing<recorder::reduce::Mean>>
       tracer({.no_grad = true}, recorder::record::Structure{}, timing);

@@ -1,7 +1,7 @@
 # cmake -DSOURCE=<recorder> -DCASE=<case> -DWORK=<dir> -DGENERATOR=<g> -P torch_prefix.cmake
 #
 # Configures recorder the way a user gets libtorch wrong and passes iff configuring stops with
-# recorder's one line for it (cmake/RecorderFindTorch.cmake). The libtorch packages here say only
+# recorder's one line for it (cmake/RecorderFindTorch.cmake, RecorderTorchVersion.cmake). The libtorch packages here say only
 # their version (nothing is compiled), written at test time:
 #   empty_prefix   -DCMAKE_PREFIX_PATH= (a `$(python -c ...)` that printed nothing)
 #   missing_wheel  CMAKE_PREFIX_PATH names a pip torch's folder that holds no libtorch, while
@@ -9,6 +9,7 @@
 #   cached_other   CMAKE_PREFIX_PATH names a libtorch, Torch_DIR (cached earlier) another one
 #   cuda_no_nvcc   a CUDA build of libtorch where no CUDA compiler is
 #   no_tests_python  tests asked for, and no Python has torch of the libtorch's version
+#   unsupported_<version>  a libtorch recorder does not support (2.0-2.4, older than 1.13)
 file(REMOVE_RECURSE "${WORK}")
 
 # A Torch package of version <version> in <dir>/Torch (and a Caffe2Config.cmake beside it).
@@ -42,6 +43,11 @@ elseif(CASE STREQUAL "cuda_no_nvcc")
   fake_torch("${wheel}" 2.13.0 1)
   list(APPEND args "-DCMAKE_PREFIX_PATH=${wheel}" "-DCMAKE_CUDA_COMPILER=${WORK}/no-cuda/nvcc")
   set(expect "recorder: the libtorch in ${WORK}/venv/lib/python3.11/site-packages/torch is a CUDA build, and no CUDA compiler (nvcc) was found")
+elseif(CASE MATCHES "^unsupported_(.+)$")
+  set(version "${CMAKE_MATCH_1}")
+  fake_torch("${WORK}" "${version}" 0)
+  list(APPEND args "-DTorch_DIR=${WORK}/Torch")
+  set(expect "recorder: libtorch ${version} (${WORK}/Torch) is not supported: use libtorch 1.13 or 2.5 or newer")
 elseif(CASE STREQUAL "no_tests_python")
   fake_torch("${WORK}/system" 2.7.0 0)
   set(args -DRECORDER_BUILD_TESTS=ON -DRECORDER_BUILD_EXAMPLES=OFF -DRECORDER_VERIFY_HEADERS=OFF

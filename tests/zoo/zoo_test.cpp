@@ -9,8 +9,8 @@
 // Compared: the table at torchinfo's defaults and at depth 10 with every column and row setting,
 // byte for byte but what tables.hpp allows (PyPI's torchinfo 1.8.0 against the current source
 // recorder follows), and the counts at depth 1, 3 and unlimited, equal but the differences of
-// `drawn_apart` below, each asserted exactly and argued in README ("The zoo"). Torch-free itself:
-// it only runs programs.
+// `drawn_apart` below, each asserted exactly and argued in docs/fidelity.md ("The zoo").
+// Torch-free itself: it only runs programs.
 #define BOOST_TEST_MODULE zoo
 #include <boost/test/unit_test.hpp>
 
@@ -45,8 +45,8 @@ struct Delta {
   int nodes = 0, edges = 0;
 };
 
-/// Where recorder's drawing differs from torchview's, by model and depth (README, "The zoo", says
-/// why for each kind):
+/// Where recorder's drawing differs from torchview's, by model and depth (docs/fidelity.md, "The
+/// zoo", says why for each kind):
 /// - mha: torchview opens an nn.MultiheadAttention (it holds an `out_proj` it never calls) and
 ///   draws the functional call and the `transpose`s batch_first adds around it: 2 nodes and 2
 ///   edges more per self-attention, 3 per cross-attention;
