@@ -12,7 +12,8 @@
 #   CMake package needs the CUDA toolkit, and fails deep inside Caffe2's files without it;
 # - CMAKE_PREFIX_PATH naming a libtorch (a folder with Torch/TorchConfig.cmake, or a path with
 #   "torch" in it) while find_package took another one: a system libtorch found instead of a
-#   missing wheel, or a Torch_DIR cached by an earlier configure.
+#   missing wheel, or a Torch_DIR cached by an earlier configure;
+# - a Torch package whose Caffe2 package (its targets) comes from another libtorch.
 include_guard(GLOBAL)
 
 # <dir>/Torch/TorchConfig.cmake under one of the layouts find_package searches, or "".
@@ -123,8 +124,33 @@ function(_recorder_torch_found_checks)
           "torch.utils.cmake_prefix_path prints, or drop the option to use that libtorch")
 endfunction()
 
+# TorchConfig.cmake finds its Caffe2 package with PATHS, which come after the system's: given
+# only Torch_DIR (no CMAKE_PREFIX_PATH), a wheel's TorchConfig takes Debian's Caffe2 when
+# libtorch-dev is installed too, and the targets then mix the two libtorch builds. Point Caffe2
+# at the one beside the Torch package asked for; after finding, refuse a mix that remains.
+function(_recorder_torch_caffe2_beside)
+  if(Torch_DIR AND NOT Caffe2_DIR AND EXISTS "${Torch_DIR}/../Caffe2/Caffe2Config.cmake")
+    get_filename_component(dir "${Torch_DIR}/../Caffe2" ABSOLUTE)
+    set(Caffe2_DIR "${dir}" CACHE PATH "The Caffe2 package beside Torch_DIR")
+  endif()
+endfunction()
+
+function(_recorder_torch_caffe2_check)
+  if(NOT Torch_DIR OR NOT Caffe2_DIR)
+    return()
+  endif()
+  file(REAL_PATH "${Torch_DIR}/.." torch_parent)
+  file(REAL_PATH "${Caffe2_DIR}/.." caffe2_parent)
+  if(NOT torch_parent STREQUAL caffe2_parent)
+    message(FATAL_ERROR "recorder: the libtorch package in ${Torch_DIR} took its Caffe2 package "
+            "from ${Caffe2_DIR}, another libtorch: give libtorch's prefix in CMAKE_PREFIX_PATH "
+            "(${torch_parent}), or pass -DCaffe2_DIR=${torch_parent}/Caffe2")
+  endif()
+endfunction()
+
 macro(recorder_find_torch)
   _recorder_torch_prefix_checks()
+  _recorder_torch_caffe2_beside()
   find_package(Torch QUIET GLOBAL)
   if(NOT Torch_FOUND)
     message(FATAL_ERROR "recorder: no libtorch found (no TorchConfig.cmake on CMake's search "
@@ -134,4 +160,5 @@ macro(recorder_find_torch)
             "for recorder::core alone")
   endif()
   _recorder_torch_found_checks()
+  _recorder_torch_caffe2_check()
 endmacro()

@@ -2,7 +2,9 @@
 # says why 2.0-2.4 are not). Anything else stops at configure time with one line.
 #
 #   recorder_check_torch_version()   after find_package(Torch); sets RECORDER_TORCH_VERSION
-#                                    ("1.13", "2.13": major.minor) in the caller's scope
+#                                    ("1.13", "2.13": major.minor) and RECORDER_TORCH_RUNPATH
+#                                    (libtorch's library folder where the loader does not look
+#                                    by itself, else "") in the caller's scope
 include_guard(GLOBAL)
 
 function(recorder_check_torch_version)
@@ -31,6 +33,7 @@ function(recorder_check_torch_version)
     message(FATAL_ERROR "recorder: libtorch ${version} (${Torch_DIR}) is not supported: use libtorch 1.13 or 2.5 or newer")
   endif()
   set(where "${Torch_DIR}")
+  set(lib_dir "")
   if(TARGET torch_cpu)
     # The libraries the targets link (TorchConfig's "Found Torch:" line may name another file).
     get_target_property(lib torch_cpu LOCATION)
@@ -41,4 +44,12 @@ function(recorder_check_torch_version)
   endif()
   message(STATUS "recorder: libtorch ${mm} (${where})")
   set(RECORDER_TORCH_VERSION "${mm}" PARENT_SCOPE)
+  # The folder of libtorch's libraries when the loader would not search it by itself (a wheel's
+  # torch/lib, pytorch.org's libtorch/lib; not Debian's /usr/lib/<arch>): the run path of an
+  # installed program.
+  if(lib_dir IN_LIST CMAKE_CXX_IMPLICIT_LINK_DIRECTORIES
+     OR lib_dir IN_LIST CMAKE_PLATFORM_IMPLICIT_LINK_DIRECTORIES)
+    set(lib_dir "")
+  endif()
+  set(RECORDER_TORCH_RUNPATH "${lib_dir}" PARENT_SCOPE)
 endfunction()

@@ -105,8 +105,8 @@ cli() {
   local leg flags gloo=()
   # As CMake builds it: TorchConfig's definitions, and the rank options where Gloo's headers are.
   local defs=(-DUSE_C10D_GLOO -DUSE_DISTRIBUTED -DUSE_RPC -DUSE_TENSORPIPE)
-  # cli/CMakeLists.txt's garbage-collector settings for this TU (GCC).
-  defs+=(--param=ggc-min-expand=30 --param=ggc-min-heapsize=393216)
+  # cli/CMakeLists.txt's settings for this TU: GCC's garbage collection, no copy relocations.
+  defs+=(--param=ggc-min-expand=30 --param=ggc-min-heapsize=393216 -fPIC)
   [[ -f /usr/include/gloo/context.h ]] && gloo=(-DRECORDER_CLI_DISTRIBUTED)
   echo "| libtorch | TU | CPU s | peak MB |"
   echo "|---|---|---:|---:|"
