@@ -5,6 +5,7 @@
 
 #include "options.hpp"
 
+#include <recorder/exported.hpp>
 #include <recorder/script.hpp>
 
 #include <CLI/CLI.hpp>
@@ -63,7 +64,9 @@ struct Common {
 void add_common(CLI::App& sub, Common& c, bool as_torchinfo = false, bool values_matter = false) {
   c.values_matter = values_matter;
   sub.add_option("model", c.model,
-                 "The TorchScript model file (torch.jit.script(m).save(path) or torch.jit.trace)")
+                 "The model file: TorchScript (torch.jit.script(m).save(path) or torch.jit.trace), "
+                 "or a torch.export archive (torch.export.save(ep, path)), read without running "
+                 "by summary and draw (no inputs needed)")
       ->required();
   sub.add_option("--input-size", c.input_sizes,
                  "The sizes of a random input, like 1,3,224,224; once per model input, in order")
@@ -237,8 +240,31 @@ inline recorder::TraceOptions trace_options(const Common& c) {
           .no_grad = c.grad_as_torchinfo ? torchinfo_no_grad(c.model) : c.no_grad};
 }
 
-/// One trace of the model on batch 0 (`record::Structure`, or `record::AtenOps`).
+/// One trace of the model on batch 0 (`record::Structure`, or `record::AtenOps`); a
+/// `torch.export` archive is read without running (`static_trace`), so it takes no inputs.
+/// Whether `file` is read as a torch.export archive: it holds a program, or it is named `.pt2`
+/// and is no TorchScript file (a damaged archive then gets the .pt2 reader's error).
+inline bool exported_file(const std::string& file) {
+  namespace ex = recorder::exported;
+  const ex::ArchiveKind kind = ex::archive_kind(file);
+  if (kind == ex::ArchiveKind::program || kind == ex::ArchiveKind::legacy_program ||
+      kind == ex::ArchiveKind::compiled_only)
+    return true;
+  return std::filesystem::path(file).extension() == ".pt2" && kind != ex::ArchiveKind::torchscript;
+}
+
 inline recorder::Trace trace_once(const Common& c) {
+  if (exported_file(c.model)) {
+    if (!c.input_sizes.empty() || !c.input_files.empty())
+      throw UsageError("recorder: '" + c.model +
+                       "' is a torch.export archive: its program is read without running it, "
+                       "with the shapes it was exported with; leave out --input-size and --input "
+                       "(running a .pt2 program is not supported yet)");
+    const recorder::ExportedProgram program = recorder::load_exported(c.model);
+    for (const std::string& line : recorder::exported::dynamic_sizes(program.program))
+      std::cerr << "recorder: dynamic size, shown as exported: " << line << "\n";
+    return recorder::static_trace(program, {.aten_ops = c.aten_ops});
+  }
   torch::manual_seed(static_cast<std::uint64_t>(c.seed));
   const Inputs inputs(c);
   torch::jit::Module model = recorder::load_model(c.model);

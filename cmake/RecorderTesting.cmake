@@ -167,6 +167,22 @@ if(RECORDER_WITH_TORCH AND RECORDER_BUILD_TESTS AND RECORDER_PYTHON3)
   endif()
 endif()
 
+# The Python that writes the tests' torch.export archives (tests/export/make_exports.py): the
+# first of the leg's, the other leg's and the peers' Pythons whose torch has torch.export.save's
+# PT2 archive (2.8 or later); on both legs the venv's 2.13. Empty: the .pt2 tests fail, saying so.
+set(RECORDER_EXPORT_PYTHON "")
+if(RECORDER_WITH_TORCH AND RECORDER_BUILD_TESTS)
+  foreach(py IN ITEMS "${RECORDER_PYTHON3}" "${RECORDER_OTHER_PYTHON}" "${RECORDER_PEERS_PYTHON}")
+    if(py AND NOT RECORDER_EXPORT_PYTHON)
+      _recorder_python_probe("${py}" _export)
+      if(_export_TORCH VERSION_GREATER_EQUAL 2.8)
+        set(RECORDER_EXPORT_PYTHON "${py}")
+      endif()
+    endif()
+  endforeach()
+endif()
+set(RECORDER_EXPORT_MODELS "${CMAKE_BINARY_DIR}/export-models")
+
 # libgloo-dev: ProcessGroupGloo's headers, for the programs that create a Gloo process group
 # (examples/distributed_stats, tests/distributed, bench_distributed). <recorder/distributed.hpp>
 # itself needs only c10d::ProcessGroup. scripts/setup.sh and scripts/test.sh install it; where

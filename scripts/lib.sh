@@ -19,7 +19,7 @@ RECORDER_DEBIAN_VENV="${RECORDER_DEBIAN_VENV:-$RECORDER_ROOT/.venv-debian}"
 
 RECORDER_PACKAGES=(cmake g++ libtorch-dev libboost-dev libboost-test-dev
                    graphviz libgraphviz-dev libbenchmark-dev python3-torch
-                   python3-torchvision libcli11-dev libgloo-dev)
+                   python3-torchvision libcli11-dev libgloo-dev nlohmann-json3-dev)
 
 recorder_log() { printf '\033[1m[recorder]\033[0m %s\n' "$*" >&2; }
 recorder_die() { printf '[recorder] error: %s\n' "$*" >&2; exit 1; }

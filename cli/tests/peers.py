@@ -7,6 +7,9 @@ the parity tests (peers_test.cpp). Run by the Python of the project's virtual en
         prints torchinfo.summary's table, as `recorder summary` prints its own
     python peers.py draw <model> <inputs> [--depth N|inf] [--expand-nested]
         prints "<nodes> nodes, <edges> edges" of torchview.draw_graph's picture
+    python peers.py export <model> <inputs> --to <file.pt2>
+        saves torch.export.export of the model on those inputs with torch.export.save, and prints
+        "exported <file.pt2>"
     python peers.py --batch <file>
         answers every request of <file> (one per line, its words separated by tabs), each after
         a line "=== request <i>"
@@ -38,13 +41,14 @@ MODELS = {
     "two_inputs": models.TwoInputs,
     "twice": models.Twice,
     "tied": models.Tied,
+    "resnet18_plain": models.ResNet,
 }
 MODELS.update({name: make for name, (make, _, _) in models.ATTENTION_MODELS.items()})
 DTYPES = {"float32": torch.float32, "float64": torch.float64, "int64": torch.long,
           "int32": torch.int32}
 
 parser = argparse.ArgumentParser()
-parser.add_argument("what", choices=["summary", "draw"])
+parser.add_argument("what", choices=["summary", "draw", "export"])
 parser.add_argument("model", help="a name of MODELS or of the zoo (tests/zoo/zoo.py)")
 parser.add_argument("--input-size", action="append", required=True)
 parser.add_argument("--dtype", action="append", default=[])
@@ -53,6 +57,7 @@ parser.add_argument("--columns")
 parser.add_argument("--row-settings")
 parser.add_argument("--col-width", type=int, default=25)
 parser.add_argument("--expand-nested", action="store_true")
+parser.add_argument("--to", help="export: the .pt2 file to write")
 
 
 def run(argv):
@@ -69,6 +74,14 @@ def run(argv):
         import zoo
 
         model = zoo.build(args.model)
+    if args.what == "export":
+        # The inputs torchinfo makes: random floats, zeros for integers (as `recorder` without
+        # --int-high).
+        inputs = tuple(torch.zeros(s, dtype=d) if not d.is_floating_point else torch.randn(s, dtype=d)
+                       for s, d in zip(sizes, dtypes))
+        program = torch.export.export(model.eval(), inputs)
+        torch.export.save(program, args.to)
+        return f"exported {args.to}\n"
     if args.what == "summary":
         import torchinfo
 

@@ -1,6 +1,7 @@
 #pragma once
 /// Loading a TorchScript model file, with an error that says what the file is when it is not one.
 
+#include <recorder/export/archive.hpp>
 #include <recorder/file_error.hpp>
 #include <recorder/torch_version.hpp>
 
@@ -298,6 +299,17 @@ inline torch::jit::Module load_model(const std::filesystem::path& file) {
     storages += r.rfind("data/", 0) == 0 ? 1 : 0;
   }
   if (!code) {
+    const auto kind = exported::archive_layout(records, "model").kind;
+    if (kind == exported::ArchiveKind::program || kind == exported::ArchiveKind::legacy_program)
+      throw ModelFileError(file, not_ts +
+                                     "it is a torch.export archive (.pt2): recorder::load_exported "
+                                     "reads it, and recorder summary and draw take it; running it "
+                                     "(record, profile) is not supported yet.");
+    if (kind == exported::ArchiveKind::compiled_only)
+      throw ModelFileError(file, not_ts +
+                                     "it is an AOTInductor package (compiled code, no "
+                                     "program)." +
+                                     ds::export_hint);
     if (!data) throw ModelFileError(file, not_ts + "it is a zip archive without PyTorch records.");
     std::string what;
     const std::string cls = ds::first_class(pickle);

@@ -1,0 +1,28 @@
+// A torch.export archive, read without running it: no inputs, no weights loaded.
+//   python3 -c "import torch, torchvision; m = torchvision.models.resnet18().eval();
+//     torch.export.save(torch.export.export(m, (torch.randn(1, 3, 224, 224),)), 'resnet18.pt2')"
+//   ./exported_model resnet18.pt2
+#include <recorder/exported.hpp>
+#include <recorder/graph/address.hpp>
+#include <recorder/render/dot.hpp>
+#include <recorder/render/render.hpp>
+#include <recorder/render/summary.hpp>
+
+#include <iostream>
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::cerr << "usage: exported_model <model.pt2>\n";
+    return 2;
+  }
+  // The program, its signature and its tensors' shapes: the weights stay in the archive.
+  const recorder::ExportedProgram program = recorder::load_exported(argv[1]);
+  const recorder::Trace t = recorder::static_trace(program);
+  std::cout << t.model_name << ": " << t.graph.size() << " nodes, " << t.total_params
+            << " parameters, " << recorder::summarize(t).total_mult_adds << " mult-adds\n";
+  for (auto call : recorder::resolve(t.graph, recorder::by_class("BasicBlock")))
+    std::cout << recorder::depth_index_label(t.graph, call) << " " << t.graph.module_of(call).path
+              << "\n";
+  recorder::render_to_file<recorder::backend::Dot>(t, {.depth = 2}, "resnet18_exported.dot");
+  std::cout << recorder::summary(t, {.depth = 1});
+}

@@ -1,0 +1,457 @@
+#pragma once
+/// The trace of an exported program read without running it: module calls from each node's
+/// `nn_module_stack`, ops grouped by their torch-level call (`torch_fn`) as torchview draws
+/// them, tensors with the shapes and dtypes the program records, parameters from its
+/// signature. No libtorch.
+
+#include <recorder/export/program.hpp>
+#include <recorder/graph/display_attributes.hpp>
+#include <recorder/graph/trace.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace recorder {
+
+/// How a program is read into a trace.
+struct ExportedTraceOptions {
+  /// Every aten op its own node, inside leaf modules too (`recorder draw --aten-ops`); by
+  /// default the aten ops of one torch-level call are one node (a subscript is one
+  /// `__getitem__`) and a leaf module's are not shown, as torchview draws an eager model.
+  bool aten_ops = false;
+};
+
+namespace exported {
+
+/// The integer argument `name` of node `n` (`kernel_size`, `groups`); null when absent.
+inline const std::vector<std::int64_t>* int_arg(const Node& n, std::string_view name) {
+  for (const auto& [key, value] : n.ints)
+    if (key == name) return &value;
+  return nullptr;
+}
+
+namespace detail {
+
+/// One module call found in the node sequence.
+struct CallSpan {
+  std::string key{}, path{}, type{};
+  int parent = -1;                     ///< enclosing call; -1 for the root's direct children
+  std::uint16_t depth = 1;             ///< the root is 0
+  std::size_t first = 0, last = 0;     ///< node range [first, last]
+  bool opaque = false;                 ///< a leaf module whose ops are not shown
+  std::vector<std::string> inputs{};   ///< tensors read inside, made outside, in first-use order
+  std::vector<std::string> outputs{};  ///< tensors made inside, read after it, in making order
+};
+
+/// Builds the trace of `p`; see `exported_trace`.
+class StaticBuilder {
+ public:
+  StaticBuilder(const Program& p, const ExportedTraceOptions& o) : p_(p), o_(o) {}
+
+  Trace build() {
+    index_inputs();
+    index_modules();
+    find_calls();
+    Trace t;
+    build_graph(t);
+    return t;
+  }
+
+ private:
+  using Kind = InputSpec::Kind;
+
+  void index_inputs() {
+    for (const InputSpec& s : p_.inputs) kinds_[s.placeholder] = &s;
+  }
+
+  /// Every module path the program names, and the parameters registered on each.
+  void index_modules() {
+    auto add_path = [this](const std::string& path) {
+      for (std::size_t dot = path.find('.'); dot != std::string::npos;
+           dot = path.find('.', dot + 1))
+        paths_.insert(path.substr(0, dot));
+      paths_.insert(path);
+    };
+    for (const std::string& path : p_.module_paths) add_path(path);
+    for (const Node& n : p_.nodes)
+      for (const Frame& f : n.stack) {
+        add_path(f.path);
+        if (!f.type.empty()) types_.emplace(f.path, f.type);
+      }
+    for (const InputSpec& s : p_.inputs) {
+      if (s.kind != Kind::parameter) continue;
+      const auto dot = s.target.rfind('.');
+      const std::string owner = dot == std::string::npos ? std::string() : s.target.substr(0, dot);
+      const TensorMeta* meta = p_.tensor(s.placeholder);
+      ParamInfo info;
+      info.name = dot == std::string::npos ? s.target : s.target.substr(dot + 1);
+      const auto file = p_.weight_files.find(s.target);
+      storage_[owner].push_back(file == p_.weight_files.end() ? "p:" + s.target : file->second);
+      if (meta != nullptr) {
+        info.shape = meta->sizes;
+        info.numel = 1;
+        for (std::int64_t d : meta->sizes)
+          info.numel *= static_cast<std::uint64_t>(std::max<std::int64_t>(d, 0));
+        info.trainable = meta->requires_grad;
+      }
+      own_params_[owner].push_back(info);
+      add_path(owner);
+    }
+  }
+
+  bool has_children(std::string_view path) const {
+    const std::string prefix = path.empty() ? std::string() : std::string(path) + '.';
+    const auto it = paths_.upper_bound(std::string(path));
+    return it != paths_.end() && it->size() > prefix.size() && it->rfind(prefix, 0) == 0 &&
+           (!path.empty() || !it->empty());
+  }
+
+  static bool shown(const Node& n) { return !n.outputs.empty(); }
+
+  /// The module calls in node order, with the tensors that cross their borders.
+  void find_calls() {
+    call_of_.assign(p_.nodes.size(), -1);
+    std::vector<int> open;  // the calls enclosing the current node, outermost first
+    for (std::size_t i = 0; i < p_.nodes.size(); ++i) {
+      const Node& n = p_.nodes[i];
+      if (!shown(n)) continue;
+      const std::size_t skip = !n.stack.empty() && n.stack.front().path.empty() ? 1 : 0;
+      std::size_t depth = 0;  // frames of `n` already open
+      while (depth < open.size() && depth + skip < n.stack.size() &&
+             calls_[static_cast<std::size_t>(open[depth])].key == n.stack[depth + skip].key)
+        ++depth;
+      open.resize(depth);
+      for (std::size_t f = depth + skip; f < n.stack.size(); ++f) {
+        CallSpan c;
+        c.key = n.stack[f].key;
+        c.path = n.stack[f].path;
+        c.type = n.stack[f].type;
+        c.parent = open.empty() ? -1 : open.back();
+        c.depth = static_cast<std::uint16_t>(open.size() + 1);
+        c.first = i;
+        c.opaque = !o_.aten_ops && !has_children(c.path);
+        open.push_back(static_cast<int>(calls_.size()));
+        calls_.push_back(std::move(c));
+      }
+      for (int c : open) calls_[static_cast<std::size_t>(c)].last = i;
+      call_of_[i] = open.empty() ? -1 : open.back();
+    }
+    // Where each tensor is made (node index) and last read.
+    std::unordered_map<std::string_view, std::size_t> made;
+    for (std::size_t i = 0; i < p_.nodes.size(); ++i) {
+      for (const std::string& t : p_.nodes[i].outputs) made.emplace(t, i);
+      for (const std::string& t : p_.nodes[i].inputs) last_read_[t] = i;
+    }
+    for (const std::string& t : p_.outputs) last_read_[t] = p_.nodes.size();
+    const auto& last_read = last_read_;
+    for (CallSpan& c : calls_) {
+      std::set<std::string_view> seen;
+      for (std::size_t i = c.first; i <= c.last; ++i) {
+        if (!within(i, c)) continue;
+        for (const std::string& t : p_.nodes[i].inputs) {
+          const auto m = made.find(t);
+          const bool outside = m == made.end() || m->second < c.first || !within(m->second, c);
+          const bool state = m == made.end() && state_kind(t) != Kind::user_input;
+          if (!outside || state) continue;  // parameters, buffers and constants are not inputs
+          if (seen.insert(t).second) c.inputs.push_back(t);
+        }
+        for (const std::string& t : p_.nodes[i].outputs) {
+          const auto r = last_read.find(t);
+          if (r != last_read.end() && r->second > c.last) c.outputs.push_back(t);
+        }
+      }
+    }
+  }
+
+  /// Node `i` ran inside call `c` (or a call within it).
+  bool within(std::size_t i, const CallSpan& c) const {
+    for (int k = call_of_[i]; k >= 0; k = calls_[static_cast<std::size_t>(k)].parent)
+      if (&calls_[static_cast<std::size_t>(k)] == &c) return true;
+    return false;
+  }
+
+  /// What placeholder `t` stands for; `other` when `t` is made by a node.
+  Kind state_kind(std::string_view t) const {
+    const auto it = kinds_.find(t);
+    return it == kinds_.end() ? Kind::other : it->second->kind;
+  }
+
+  ModuleInfo describe(const std::string& path, const std::string& type) const {
+    ModuleInfo m;
+    m.path = path;
+    std::string_view full = type;
+    if (const auto known = types_.find(path); full.empty() && known != types_.end())
+      full = known->second;
+    m.class_name = full.empty() ? std::string("Module") : short_class(full);
+    const auto dot = path.rfind('.');
+    m.name = path.empty() ? m.class_name : dot == std::string::npos ? path : path.substr(dot + 1);
+    if (const auto own = own_params_.find(path); own != own_params_.end()) m.params = own->second;
+    const std::string prefix = path + '.';
+    std::set<std::string_view> counted;  // tied parameters share a storage: counted once
+    for (const auto& [owner, params] : own_params_) {
+      if (!path.empty() && owner != path && owner.rfind(prefix, 0) != 0) continue;
+      const std::vector<std::string>& keys = storage_.at(owner);
+      for (std::size_t k = 0; k < params.size(); ++k) {
+        if (!counted.insert(keys[k]).second) continue;
+        m.param_count += params[k].numel;
+        if (params[k].trainable) m.trainable_count += params[k].numel;
+      }
+    }
+    m.has_children = has_children(path);
+    m.leaf = !m.has_children;
+    return m;
+  }
+
+  /// The node of tensor `t` read at the current place (a parameter's node is made once; a
+  /// buffer or constant gets one per read, as the other front ends record them).
+  NodeId operand(Graph& g, const std::string& t, NodeId parent, std::uint16_t depth) {
+    if (const auto it = nodes_.find(t); it != nodes_.end()) return it->second;
+    const Kind kind = state_kind(t);
+    const NodeKind nk = kind == Kind::parameter ? NodeKind::parameter : NodeKind::constant;
+    const NodeId id = add_tensor(g, nk, t, parent, depth, {});
+    if (kind == Kind::parameter) nodes_.emplace(t, id);
+    return id;
+  }
+
+  NodeId add_tensor(Graph& g, NodeKind kind, const std::string& t, NodeId parent,
+                    std::uint16_t depth, NodeId producer, std::string_view name = {}) {
+    const TensorMeta* meta = p_.tensor(t);
+    if (meta == nullptr)
+      return g.add_tensor(kind, parent, depth, Shape{}, "Undefined", "none", producer, name);
+    return g.add_tensor(kind, parent, depth, Shape(meta->sizes.data(), meta->sizes.size()),
+                        meta->dtype, meta->device, producer, name);
+  }
+
+  ModuleId module_id(Graph& g, const std::string& path, const std::string& type) {
+    if (const auto it = modules_.find(path); it != modules_.end()) return it->second;
+    const ModuleId id = g.add_module(describe(path, type));
+    modules_.emplace(path, id);
+    return id;
+  }
+
+  /// The attributes a convolution or pooling row shows, from its first op.
+  void add_attributes(Graph& g, ModuleId m, const CallSpan& c) {
+    const ModuleInfo& info = g.module(m);
+    const DisplayAttributes shown = display_attributes(info.class_name);
+    if (shown == DisplayAttributes::none || !info.attributes.empty()) return;
+    const Node& n = p_.nodes[c.first];
+    if (shown == DisplayAttributes::pooling) {
+      if (const auto* k = int_arg(n, "kernel_size")) {
+        ModuleInfo copy = info;
+        append_display_attributes(copy, shown, *k);
+        for (auto& [key, value] : copy.attributes) g.add_attribute(m, key, value);
+      }
+      return;
+    }
+    if (n.inputs.size() < 2) return;
+    const TensorMeta* w = p_.tensor(n.inputs[1]);
+    if (w == nullptr || w->sizes.size() < 3) return;
+    std::optional<std::int64_t> groups;  // the op's argument, else its default: channels / w[1]
+    if (const auto* gr = int_arg(n, "groups"); gr != nullptr && !gr->empty()) {
+      groups = gr->front();
+    } else if (const TensorMeta* x = p_.tensor(n.inputs[0]);
+               x != nullptr && x->sizes.size() >= 2 && w->sizes[1] > 0 &&
+               info.class_name.find("Transpose") == std::string::npos) {
+      const std::int64_t channels =
+          x->sizes.size() + 1 == w->sizes.size() ? x->sizes[0] : x->sizes[1];
+      groups = channels / w->sizes[1];
+    }
+    ModuleInfo copy;
+    append_display_attributes(
+        copy, shown, std::vector<std::int64_t>(w->sizes.begin() + 2, w->sizes.end()), groups);
+    for (auto& [key, value] : copy.attributes) g.add_attribute(m, key, value);
+  }
+
+  void build_graph(Trace& t) {
+    Graph& g = t.graph;
+    // The root: its class from the first node's stack.
+    std::string root_type;
+    for (const Node& n : p_.nodes)
+      if (!n.stack.empty() && n.stack.front().path.empty()) {
+        root_type = n.stack.front().type;
+        break;
+      }
+    std::vector<NodeId> inputs;
+    std::vector<const InputSpec*> user;
+    for (const InputSpec& s : p_.inputs)
+      if (s.kind == Kind::user_input && p_.tensor(s.placeholder) != nullptr) user.push_back(&s);
+    for (std::size_t i = 0; i < user.size(); ++i) {
+      const std::string name =
+          user.size() == 1 ? std::string("input") : "input-" + std::to_string(i);
+      const NodeId id =
+          add_tensor(g, NodeKind::input, user[i]->placeholder, {}, 0, {}, g.intern(name));
+      nodes_.emplace(user[i]->placeholder, id);
+      inputs.push_back(id);
+    }
+    const ModuleId root_module = module_id(g, "", root_type);
+    const NodeId root = g.add_module_call(root_module, {}, 0, inputs);
+
+    std::vector<std::pair<int, NodeId>> open;  // call index, its node
+    std::size_t next_call = 0;
+    auto parent_now = [&] { return open.empty() ? root : open.back().second; };
+    auto depth_now = [&] { return static_cast<std::uint16_t>(open.size() + 1); };
+    auto close = [&](int c) {
+      const CallSpan& span = calls_[static_cast<std::size_t>(c)];
+      const NodeId call = open.back().second;
+      open.pop_back();
+      std::vector<NodeId> outs;
+      for (const std::string& out : span.outputs) {
+        if (span.opaque) {
+          const NodeId id = add_tensor(g, NodeKind::tensor, out, parent_now(), depth_now(), call);
+          g.add_edge(call, id);
+          nodes_[out] = id;
+        }
+        if (const auto it = nodes_.find(out); it != nodes_.end()) outs.push_back(it->second);
+      }
+      g.set_call_outputs(call, outs);
+    };
+    for (std::size_t i = 0; i < p_.nodes.size();) {
+      const Node& n = p_.nodes[i];
+      if (!shown(n)) {
+        ++i;
+        continue;
+      }
+      // Close the calls `n` is not in, open the ones it begins.
+      const int innermost = call_of_[i];
+      while (!open.empty() && !within(i, calls_[static_cast<std::size_t>(open.back().first)]))
+        close(open.back().first);
+      while (next_call < calls_.size() && calls_[next_call].first == i) {
+        const CallSpan& c = calls_[next_call];
+        std::vector<NodeId> in;
+        for (const std::string& x : c.inputs)
+          in.push_back(operand(g, x, parent_now(), depth_now()));
+        const ModuleId m = module_id(g, c.path, c.type);
+        const NodeId call = g.add_module_call(m, parent_now(), depth_now(), in);
+        if (c.opaque)
+          for (NodeId x : in) g.add_edge(x, call);
+        add_attributes(g, m, c);
+        open.emplace_back(static_cast<int>(next_call), call);
+        ++next_call;
+      }
+      if (!open.empty() && calls_[static_cast<std::size_t>(open.back().first)].opaque) {
+        ++i;  // inside a leaf module: its ops are not shown
+        continue;
+      }
+      // One function node for the aten ops of one torch-level call.
+      std::size_t end = i + 1;
+      if (!o_.aten_ops && !n.torch_fn_key.empty())
+        while (end < p_.nodes.size() && call_of_[end] == innermost &&
+               (p_.nodes[end].torch_fn_key == n.torch_fn_key || !shown(p_.nodes[end])))
+          ++end;
+      add_function(g, i, end, parent_now(), depth_now());
+      i = end;
+    }
+    while (!open.empty()) close(open.back().first);
+    std::vector<NodeId> outs;
+    for (std::size_t k = 0; k < p_.outputs.size(); ++k) {
+      const auto it = nodes_.find(p_.outputs[k]);
+      if (it == nodes_.end()) continue;
+      outs.push_back(it->second);
+    }
+    g.set_call_outputs(root, outs);
+    for (std::size_t k = 0; k < outs.size(); ++k) {
+      const std::string name =
+          outs.size() == 1 ? std::string("output") : "output-" + std::to_string(k);
+      const NodeId o = add_tensor(g, NodeKind::output, p_.outputs[k], {}, 0, {}, g.intern(name));
+      g.add_edge(outs[k], o);
+    }
+    register_containers(g, [this](std::string_view path) {
+      ModuleInfo m = describe(std::string(path), {});
+      bool indexed = true;  // children named 0, 1, ...: a ModuleList no forward called
+      const std::string prefix = std::string(path) + '.';
+      for (const std::string& q : paths_) {
+        if (q.rfind(prefix, 0) != 0) continue;
+        const std::string_view rest = std::string_view(q).substr(prefix.size());
+        const std::string_view head = rest.substr(0, rest.find('.'));
+        indexed = indexed && !head.empty() && std::all_of(head.begin(), head.end(), [](char ch) {
+                    return ch >= '0' && ch <= '9';
+                  });
+      }
+      if (indexed) m.class_name = "ModuleList";
+      return m;
+    });
+    t.root = root;
+    t.model_name = g.module(root_module).class_name;
+    const ModuleInfo all = describe("", root_type);  // every parameter, tied ones once
+    t.total_params = all.param_count;
+    t.trainable_params = all.trainable_count;
+  }
+
+  /// The function node of nodes [first, end): its operands are the tensors they read and do
+  /// not make, its results the tensors they make that are read elsewhere (else the last's).
+  void add_function(Graph& g, std::size_t first, std::size_t end, NodeId parent,
+                    std::uint16_t depth) {
+    const Node& head = p_.nodes[first];
+    std::string op =
+        o_.aten_ops || head.torch_fn.empty() ? op_of_target(head.target) : head.torch_fn;
+    bool inplace = false;
+    if (op.size() > 1 && op.back() == '_' && op.rfind("__", 0) != 0) {
+      op.pop_back();
+      inplace = true;
+    }
+    std::set<std::string_view> made;
+    for (std::size_t k = first; k < end; ++k)
+      for (const std::string& t : p_.nodes[k].outputs) made.insert(t);
+    std::vector<NodeId> in;
+    for (std::size_t k = first; k < end; ++k)
+      for (const std::string& t : p_.nodes[k].inputs)
+        if (!made.contains(t)) in.push_back(operand(g, t, parent, depth));
+    const NodeId fn = g.add_function(g.intern(op), parent, depth, inplace);
+    for (NodeId x : in) g.add_edge(x, fn);
+    std::vector<std::string_view> results;
+    for (std::size_t k = first; k < end; ++k)
+      for (const std::string& t : p_.nodes[k].outputs)
+        if (read_outside(t, first, end)) results.push_back(t);
+    if (results.empty())
+      for (const std::string& t : p_.nodes[end - 1].outputs) results.push_back(t);
+    for (std::string_view r : results) {
+      const std::string name(r);
+      const NodeId id = add_tensor(g, NodeKind::tensor, name, parent, depth, fn);
+      g.add_edge(fn, id);
+      nodes_[name] = id;
+    }
+  }
+
+  /// Tensor `t`, made in nodes [first, end), is read after them (or returned).
+  bool read_outside(std::string_view t, std::size_t, std::size_t end) const {
+    const auto it = last_read_.find(t);
+    return it != last_read_.end() && it->second >= end;
+  }
+
+  const Program& p_;
+  ExportedTraceOptions o_;
+  std::map<std::string_view, const InputSpec*, std::less<>> kinds_;
+  std::set<std::string> paths_;
+  std::map<std::string, std::string> types_;
+  std::map<std::string, std::vector<ParamInfo>> own_params_;
+  std::map<std::string, std::vector<std::string>> storage_;  ///< per param of own_params_: its file
+  std::vector<CallSpan> calls_;
+  std::vector<int> call_of_;  ///< per node: its innermost call, -1 for the root
+  std::unordered_map<std::string_view, std::size_t> last_read_;  ///< tensor -> last reader
+  std::unordered_map<std::string, NodeId> nodes_;                ///< tensor name -> its node
+  std::map<std::string, ModuleId> modules_;
+};
+
+}  // namespace detail
+
+/// The trace of program `p` read without running it: module calls with their paths and classes
+/// (a reused module's calls told apart), depth-index labels, op nodes, tensors with the dtype
+/// and shape the program records (a symbolic size shows its hint), parameters from the
+/// signature (tied ones once), edges. `Trace::total_params` counts every parameter the
+/// program lifts.
+inline Trace exported_trace(const Program& p, const ExportedTraceOptions& options = {}) {
+  return detail::StaticBuilder(p, options).build();
+}
+
+}  // namespace exported
+
+}  // namespace recorder
