@@ -22,6 +22,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <variant>
 #include <vector>
 
 namespace recorder::cli {
@@ -63,10 +64,12 @@ struct Common {
 /// computes depends on the inputs' values (record, profile), so integer inputs need --int-high.
 void add_common(CLI::App& sub, Common& c, bool as_torchinfo = false, bool values_matter = false) {
   c.values_matter = values_matter;
-  sub.add_option("model", c.model,
-                 "The model file: TorchScript (torch.jit.script(m).save(path) or torch.jit.trace), "
-                 "or a torch.export archive (torch.export.save(ep, path)), read without running "
-                 "by summary and draw (no inputs needed)")
+  sub.add_option(
+         "model", c.model,
+         "The model file: TorchScript (torch.jit.script(m).save(path) or torch.jit.trace), "
+         "or a torch.export archive (torch.export.save(ep, path)): summary and draw read it "
+         "without running when no inputs are given; given inputs, or for record and "
+         "profile, it runs (on its sample inputs when none are given)")
       ->required();
   sub.add_option("--input-size", c.input_sizes,
                  "The sizes of a random input, like 1,3,224,224; once per model input, in order")
@@ -135,7 +138,13 @@ inline c10::ScalarType scalar_type(const std::string& name) {
 /// tensors from files (a list in a file gives one per batch, cycled).
 class Inputs {
  public:
-  explicit Inputs(const Common& c) {
+  /// `defaults`: what a model runs on without input options (an exported program's sample
+  /// inputs); empty, the options are required.
+  explicit Inputs(const Common& c, std::vector<c10::IValue> defaults = {}) {
+    if (c.input_sizes.empty() && c.input_files.empty() && !defaults.empty()) {
+      defaults_ = std::move(defaults);
+      return;
+    }
     if (c.input_sizes.empty() == c.input_files.empty())
       throw UsageError(c.input_sizes.empty()
                            ? "recorder: give the model's inputs: --input-size 1,3,224,224 (once "
@@ -177,6 +186,7 @@ class Inputs {
 
   /// The inputs of batch `i`.
   std::vector<c10::IValue> batch(std::size_t i) const {
+    if (!defaults_.empty()) return defaults_;
     std::vector<c10::IValue> out;
     for (std::size_t k = 0; k < sizes_.size(); ++k) {
       const c10::ScalarType t = scalar_type(dtypes_[k]);
@@ -222,6 +232,7 @@ class Inputs {
   std::vector<std::vector<std::int64_t>> sizes_;
   std::vector<std::string> dtypes_;
   std::vector<std::vector<at::Tensor>> files_;
+  std::vector<c10::IValue> defaults_;
   std::int64_t int_high_ = 1;
 };
 
@@ -242,6 +253,9 @@ inline recorder::TraceOptions trace_options(const Common& c) {
 
 /// One trace of the model on batch 0 (`record::Structure`, or `record::AtenOps`); a
 /// `torch.export` archive is read without running (`static_trace`), so it takes no inputs.
+/// A model file: TorchScript, or a torch.export program.
+using Model = std::variant<torch::jit::Module, recorder::ExportedProgram>;
+
 /// Whether `file` is read as a torch.export archive: it holds a program, or it is named `.pt2`
 /// and is no TorchScript file (a damaged archive then gets the .pt2 reader's error).
 inline bool exported_file(const std::string& file) {
@@ -253,24 +267,52 @@ inline bool exported_file(const std::string& file) {
   return std::filesystem::path(file).extension() == ".pt2" && kind != ex::ArchiveKind::torchscript;
 }
 
+/// The model in `c.model`, TorchScript or exported (by `exported_file`).
+inline Model load_any(const Common& c) {
+  if (exported_file(c.model)) return recorder::load_exported(c.model);
+  return recorder::load_model(c.model);
+}
+
+/// Whether `c` gives the model's inputs.
+inline bool has_inputs(const Common& c) { return !c.input_sizes.empty() || !c.input_files.empty(); }
+
+/// What `model` runs on without input options: an exported program's sample inputs (or, where
+/// this libtorch cannot read them, inputs of the shapes it was exported with, said on stderr);
+/// nothing for a TorchScript model, which needs input options.
+inline std::vector<c10::IValue> default_inputs(const Common& c, const Model& model) {
+  const auto* program = std::get_if<recorder::ExportedProgram>(&model);
+  if (program == nullptr || has_inputs(c)) return {};
+  std::vector<c10::IValue> sample = recorder::sample_inputs(*program);
+  if (!sample.empty()) return sample;
+  std::cerr << "recorder: '" << c.model << "' has no sample inputs libtorch "
+            << recorder::running_torch().version
+            << " can read: running on random inputs of the shapes it was exported with\n";
+  return recorder::inputs_like_exported(*program);
+}
+
+/// Runs `tracer` on `model` (either kind) with `inputs`.
+template <class Tracer>
+recorder::Traced<c10::IValue> run_model(Tracer& tracer, const Model& model,
+                                        std::vector<c10::IValue> inputs) {
+  return std::visit([&](const auto& m) { return tracer.run(m, std::move(inputs)); }, model);
+}
+
 inline recorder::Trace trace_once(const Common& c) {
-  if (exported_file(c.model)) {
-    if (!c.input_sizes.empty() || !c.input_files.empty())
-      throw UsageError("recorder: '" + c.model +
-                       "' is a torch.export archive: its program is read without running it, "
-                       "with the shapes it was exported with; leave out --input-size and --input "
-                       "(running a .pt2 program is not supported yet)");
+  if (exported_file(c.model) && !has_inputs(c)) {  // read without running
     const recorder::ExportedProgram program = recorder::load_exported(c.model);
     for (const std::string& line : recorder::exported::dynamic_sizes(program.program))
       std::cerr << "recorder: dynamic size, shown as exported: " << line << "\n";
     return recorder::static_trace(program, {.aten_ops = c.aten_ops});
   }
   torch::manual_seed(static_cast<std::uint64_t>(c.seed));
-  const Inputs inputs(c);
-  torch::jit::Module model = recorder::load_model(c.model);
-  if (c.aten_ops)
-    return recorder::Tracer<rr::AtenOps>(trace_options(c)).run(model, inputs.batch(0));
-  return recorder::Tracer<rr::Structure>(trace_options(c)).run(model, inputs.batch(0));
+  const Model model = load_any(c);
+  const Inputs inputs(c, default_inputs(c, model));
+  if (c.aten_ops) {
+    recorder::Tracer<rr::AtenOps> tracer(trace_options(c));
+    return run_model(tracer, model, inputs.batch(0));
+  }
+  recorder::Tracer<rr::Structure> tracer(trace_options(c));
+  return run_model(tracer, model, inputs.batch(0));
 }
 
 inline void write_text(const std::string& out, const std::string& text) {

@@ -42,12 +42,12 @@ inline int profile_with(const ProfileArgs& a, Ranks& ranks) {
     return inputs.batch(k);
   };
   torch::manual_seed(static_cast<std::uint64_t>(a.common.seed));
-  const Inputs inputs(a.common);
-  torch::jit::Module model = recorder::load_model(a.common.model);
+  const Model model = load_any(a.common);
+  const Inputs inputs(a.common, default_inputs(a.common, model));
   using Timed = rr::Timing<rd::Mean>;
   Timed warm;
   recorder::Tracer<Extra..., Timed> warming(trace_options(a.common), Extra{}..., warm);
-  for (int i = 0; i < a.warmup; ++i) warming.run(model, batch_of(inputs, i));
+  for (int i = 0; i < a.warmup; ++i) run_model(warming, model, batch_of(inputs, i));
   Timed timing(rd::Mean{}, {.backward = a.backward});
   recorder::TraceOptions options = trace_options(a.common);
   if (a.backward) options.no_grad = false;
@@ -59,7 +59,7 @@ inline int profile_with(const ProfileArgs& a, Ranks& ranks) {
       for (c10::IValue& v : batch)
         if (v.isTensor() && v.toTensor().is_floating_point())
           v = v.toTensor().detach().requires_grad_();
-    auto traced = tracer.run(model, std::move(batch));
+    auto traced = run_model(tracer, model, std::move(batch));
     if (a.backward) {
       at::Tensor sum;
       recorder::for_each_tensor(traced.output, [&sum](const at::Tensor& t) {

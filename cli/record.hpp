@@ -68,8 +68,8 @@ inline int record_with(const RecordArgs& a, recorder::CapturePoint what,
   Ranks ranks(a.ranks);
   const RankPlace& place = ranks.place();
   torch::manual_seed(static_cast<std::uint64_t>(c.seed));
-  const Inputs inputs(c);
-  torch::jit::Module model = recorder::load_model(c.model);
+  const Model model = load_any(c);
+  const Inputs inputs(c, default_inputs(c, model));
   rr::Activations<R> acts(what, std::move(layers), std::move(reduction));
   if (a.sample) acts.data(recorder::KeptData::sample);
   recorder::Tracer<rr::Activations<R>> tracer(trace_options(c), acts);
@@ -82,7 +82,7 @@ inline int record_with(const RecordArgs& a, recorder::CapturePoint what,
     if (place.joined) torch::manual_seed(static_cast<std::uint64_t>(c.seed) + i);
     std::optional<recorder::Traced<c10::IValue>> traced;
     try {
-      traced.emplace(tracer.run(model, inputs.batch(i)));
+      traced.emplace(run_model(tracer, model, inputs.batch(i)));
     } catch (const recorder::TraceError& e) {
       std::cerr << first_line(e.what()) << "\n"
                 << "recorder: that was batch " << i + 1 << " of " << batches

@@ -286,9 +286,8 @@ BOOST_AUTO_TEST_CASE(exported_programs_read_without_running_match_the_peers) {
 }
 
 /// What the .pt2 reader refuses, each in one line naming the file, with exit 2 and no output
-/// file: a truncated archive, a bit-flipped program, a text file named .pt2, a TorchScript file
-/// given to record as .pt2's opposite, inputs given for a static read, and a .pt2 given to record
-/// (running is not supported yet).
+/// file: a truncated archive, a bit-flipped program, a text file named .pt2; a TorchScript file
+/// named .pt2 is read as TorchScript; a program run on inputs it does not accept.
 BOOST_AUTO_TEST_CASE(damaged_and_foreign_archives_are_refused_in_one_line) {
   const Case& mlp = exact.front();
   BOOST_TEST_REQUIRE(theirs("export", mlp, {"--to", exported_file(mlp.model)}) ==
@@ -324,10 +323,6 @@ BOOST_AUTO_TEST_CASE(damaged_and_foreign_archives_are_refused_in_one_line) {
       {text,
        {},
        "recorder: cannot read '" + text + "': it is not a torch.export archive (not a zip file)"},
-      {exported_file(mlp.model),
-       {"--input-size", "2,784"},
-       "recorder: '" + exported_file(mlp.model) +
-           "' is a torch.export archive: its program is read without running it"},
   };
   for (const Bad& b : cases) {
     for (const char* what : {"summary", "draw"}) {
@@ -349,12 +344,54 @@ BOOST_AUTO_TEST_CASE(damaged_and_foreign_archives_are_refused_in_one_line) {
       dir, RECORDER_CLI, {"summary", (dir / "script.pt2").string(), "--input-size", "2,784"});
   BOOST_TEST(script.code == 0, script.err);
   BOOST_TEST(script.out == ours("summary", mlp, {}));
-  // Recording runs the model, which a .pt2 program cannot do yet: refused before any output.
-  const Run r = programs::run(dir, RECORDER_CLI,
-                              {"record", exported_file(mlp.model), "--input-size", "2,784",
-                               "--layers", "fc1", "-o", (dir / "acts.pt").string()});
-  BOOST_TEST(r.code == 2);
-  BOOST_TEST(r.err.find("it is a torch.export archive (.pt2)") != std::string::npos, r.err);
-  BOOST_TEST(std::count(r.err.begin(), r.err.end(), '\n') == 1);
-  BOOST_TEST(!fs::exists(dir / "acts.pt"));
+  // Given inputs, summary runs the program: the table it prints from the run equals the one it
+  // reads without running.
+  const Run ran = programs::run(dir, RECORDER_CLI,
+                                {"summary", exported_file(mlp.model), "--input-size", "2,784"});
+  BOOST_TEST(ran.code == 0, ran.err);
+  BOOST_TEST(ran.out == ours_exported("summary", mlp, {}));
+  // Inputs the program does not accept: one line naming the input and dimension, exit 2.
+  const Run wrong = programs::run(dir, RECORDER_CLI,
+                                  {"summary", exported_file(mlp.model), "--input-size", "3,784"});
+  BOOST_TEST(wrong.code == 2);
+  BOOST_TEST(wrong.err == "recorder: cannot read '" + exported_file(mlp.model) +
+                              "': input 0 ('x') has size 3 at dimension 0, where the program was "
+                              "exported with 2 (a static size)\n");
+}
+
+/// Every subcommand on an exported program: record and profile run it on the archive's sample
+/// inputs, draw writes the viewer and Model Explorer's JSON from the static read, and a drawing
+/// of a run has the static one's counts.
+BOOST_AUTO_TEST_CASE(every_subcommand_takes_an_exported_program) {
+  const Case& mlp = exact.front();
+  BOOST_TEST_REQUIRE(theirs("export", mlp, {"--to", exported_file(mlp.model)}) ==
+                     "exported " + exported_file(mlp.model) + "\n");
+  const fs::path dir = programs::scratch(work, "exported-subcommands");
+  const std::string pt2 = exported_file(mlp.model);
+  const Run rec = programs::run(
+      dir, RECORDER_CLI, {"record", pt2, "--layers", "fc1,fc3", "-o", (dir / "acts.pt").string()});
+  BOOST_TEST(rec.code == 0, rec.err);
+  BOOST_TEST(rec.out.find("fc1 (Linear, 1-1): 1 sample") != std::string::npos, rec.out);
+  BOOST_TEST(
+      rec.out.find("wrote " + (dir / "acts.pt").string() + ": 2 layers") != std::string::npos,
+      rec.out);
+  BOOST_TEST(fs::exists(dir / "acts.pt"));
+  const Run prof =
+      programs::run(dir, RECORDER_CLI,
+                    {"profile", pt2, "--warmup", "1", "--runs", "2", "-o", (dir / "mlp").string()});
+  BOOST_TEST(prof.code == 0, prof.err);
+  BOOST_TEST(prof.out.find("├─Linear: 1-1") != std::string::npos, prof.out);
+  BOOST_TEST(prof.out.find("Total time: ") != std::string::npos, prof.out);
+  for (const char* out : {"mlp.html", "mlp.explorer.json", "mlp.svg"}) {
+    const Run drawn = programs::run(dir, RECORDER_CLI, {"draw", pt2, "-o", (dir / out).string()});
+    BOOST_TEST(drawn.code == 0, out << ": " << drawn.err);
+    BOOST_TEST(fs::exists(dir / out), out);
+  }
+  const auto counts = [](const std::string& out) { return out.substr(out.rfind(": ") + 2); };
+  const Run read =
+      programs::run(dir, RECORDER_CLI, {"draw", pt2, "-o", (dir / "read.dot").string()});
+  const Run ran = programs::run(
+      dir, RECORDER_CLI, {"draw", pt2, "--input-size", "2,784", "-o", (dir / "ran.dot").string()});
+  BOOST_TEST(ran.code == 0, ran.err);
+  BOOST_TEST(counts(ran.out) == counts(read.out));
 }

@@ -130,8 +130,9 @@ BOOST_AUTO_TEST_CASE(the_program_is_read_with_its_signature_and_module_stacks) {
   BOOST_TEST(lines[0] == "image: size 0 is " + image->symbols[0] + " in [1, 64] (exported with 3)");
 
   // Tied parameters share a file.
-  BOOST_TEST(p.weight_files.at("emb.weight") == p.weight_files.at("head.weight"));
-  BOOST_TEST(p.weight_files.at("emb.bias") != p.weight_files.at("head.bias"));
+  BOOST_TEST(p.weights.at("emb.weight").file == p.weights.at("head.weight").file);
+  BOOST_TEST(p.weights.at("emb.bias").file != p.weights.at("head.bias").file);
+  BOOST_TEST(!p.weights.at("scale").pickled);
 }
 
 BOOST_AUTO_TEST_CASE(expressions_read_as_names) {

@@ -139,7 +139,7 @@ inline ExportedProgram load_exported(const std::filesystem::path& file,
   ExportedProgram ep;
   ep.file = file;
   ep.model = std::string(model);
-  std::string text, weights_text;
+  std::string text, weights_text, constants_text;
   try {
     caffe2::serialize::PyTorchStreamReader reader(file.string());
     const exported::Layout layout = exported::archive_layout(reader.getAllRecords(), model);
@@ -175,6 +175,11 @@ inline ExportedProgram load_exported(const std::filesystem::path& file,
       const auto [w, wsize] = reader.getRecord(weights);
       weights_text.assign(static_cast<const char*>(w.get()), wsize);
     }
+    const std::string constants = "data/constants/" + ep.model + "_constants_config.json";
+    if (layout.kind == exported::ArchiveKind::program && reader.hasRecord(constants)) {
+      const auto [c, csize] = reader.getRecord(constants);
+      constants_text.assign(static_cast<const char*>(c.get()), csize);
+    }
   } catch (const c10::Error& e) {
     std::string why = e.what_without_backtrace();
     why = why.substr(0, std::min(why.find('\n'), why.find(". This is an internal")));
@@ -182,6 +187,8 @@ inline ExportedProgram load_exported(const std::filesystem::path& file,
   }
   ep.program = exported::parse_program(text, file);
   if (!weights_text.empty()) exported::read_weights_config(weights_text, ep.program, file);
+  if (!constants_text.empty())
+    exported::read_weights_config(constants_text, ep.program, file, /*constants=*/true);
   return ep;
 }
 

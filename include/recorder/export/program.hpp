@@ -62,6 +62,11 @@ struct Node {
   /// function); empty when absent.
   std::string torch_fn_key{};
   std::string torch_fn{};
+  /// The arguments and results as the program writes them (`[{"name": "input", "arg":
+  /// {"as_tensor": {"name": "x"}}, "kind": 1}, ...]`, `[{"as_tensor": {"name": "linear"}}]`), for
+  /// the runner.
+  nlohmann::json arguments{};
+  nlohmann::json results{};
 };
 
 /// What a placeholder of the graph stands for (`signature.input_specs`).
@@ -77,6 +82,25 @@ struct Range {
   std::optional<std::int64_t> min{}, max{};
 };
 
+/// The structure of the program's result (`out_spec`, a pytree spec): a leaf (one user output),
+/// or a tuple, list or dict of specs.
+struct OutputSpec {
+  enum class Kind { leaf, tuple, list, dict };
+  Kind kind = Kind::leaf;
+  std::vector<OutputSpec> children{};
+  std::vector<std::string> keys{};  ///< a dict's keys, in order
+};
+
+/// A tensor stored in the archive: its file (below `data/weights/` or `data/constants/`), and
+/// how its bytes are laid out.
+struct StoredTensor {
+  std::string file{};
+  bool pickled = false;  ///< saved with torch.save rather than as raw bytes
+  TensorMeta meta{};
+  std::vector<std::int64_t> strides{};
+  std::int64_t storage_offset = 0;
+};
+
 /// The program: everything the static trace and the runner need from the JSON.
 struct Program {
   std::vector<Node> nodes{};
@@ -84,10 +108,14 @@ struct Program {
   std::vector<InputSpec> inputs{};     ///< in placeholder order
   std::vector<std::string> outputs{};  ///< the user outputs' tensor names ("" for a non-tensor)
   std::vector<std::string> module_paths{};  ///< `module_call_graph`'s paths, root ("") first
+  /// How the user outputs nest (`ep.module()` returns them so); empty: a tuple of them all.
+  std::optional<OutputSpec> output_spec{};
   std::map<std::string, Range, std::less<>> ranges{};
-  /// Each parameter's and buffer's file in the archive (`data/weights/<model>_weights_config.json`),
-  /// by its state name: tied parameters share one. Empty when the archive has no such record.
-  std::map<std::string, std::string, std::less<>> weight_files{};
+  /// Each parameter's and buffer's stored tensor (`data/weights/<model>_weights_config.json`), by
+  /// its state name: tied parameters share a file. Empty when the archive has no such record.
+  std::map<std::string, StoredTensor, std::less<>> weights{};
+  /// Each lifted tensor constant's (`data/constants/<model>_constants_config.json`).
+  std::map<std::string, StoredTensor, std::less<>> constants{};
   int schema_major = 0, schema_minor = 0;
   std::string torch_version{};  ///< the PyTorch that exported it ("2.13.0+cpu"); may be empty
 
@@ -282,6 +310,30 @@ inline TensorMeta tensor_meta(const json& t) {
   return m;
 }
 
+/// A pytree spec `{"type": "builtins.tuple", "context": "null", "children_spec": [...]}`.
+inline OutputSpec output_spec(const json& spec) {
+  OutputSpec o;
+  const json& type = spec.at("type");
+  if (type.is_null()) return o;
+  const std::string t = type.get<std::string>();
+  if (t == "builtins.tuple" || t.find("namedtuple") != std::string::npos ||
+      t == "collections.namedtuple")
+    o.kind = OutputSpec::Kind::tuple;
+  else if (t == "builtins.list")
+    o.kind = OutputSpec::Kind::list;
+  else if (t == "builtins.dict" || t == "collections.OrderedDict")
+    o.kind = OutputSpec::Kind::dict;
+  else
+    o.kind = OutputSpec::Kind::tuple;
+  if (o.kind == OutputSpec::Kind::dict && spec.at("context").is_string()) {
+    const json keys = json::parse(spec.at("context").get<std::string>(), nullptr, false);
+    if (keys.is_array())
+      for (const json& k : keys) o.keys.push_back(k.is_string() ? k.get<std::string>() : k.dump());
+  }
+  for (const json& c : spec.at("children_spec")) o.children.push_back(output_spec(c));
+  return o;
+}
+
 inline InputSpec input_spec(const json& spec) {
   InputSpec s;
   auto placeholder = [](const json& arg) {
@@ -354,6 +406,8 @@ inline Program parse_program(std::string_view text, const std::filesystem::path&
                                  arg.at("as_ints").get<std::vector<std::int64_t>>());
       }
       for (const json& out : n.at("outputs")) detail::tensors_of(out, node.outputs);
+      node.arguments = n.at("inputs");
+      node.results = n.at("outputs");
       if (const auto m = n.find("metadata"); m != n.end() && m->is_object()) {
         if (const auto s = m->find("nn_module_stack"); s != m->end() && s->is_string())
           node.stack = detail::parse_stack(s->get<std::string>());
@@ -379,7 +433,17 @@ inline Program parse_program(std::string_view text, const std::filesystem::path&
       p.outputs.push_back(names.empty() ? std::string() : names.front());
     }
     if (const auto calls = gm.find("module_call_graph"); calls != gm.end())
-      for (const json& entry : *calls) p.module_paths.push_back(entry.value("fqn", ""));
+      for (const json& entry : *calls) {
+        p.module_paths.push_back(entry.value("fqn", ""));
+        const auto sig = entry.find("signature");
+        if (!p.module_paths.back().empty() || sig == entry.end() || !sig->is_object()) continue;
+        if (const auto out = sig->find("out_spec"); out != sig->end() && out->is_string()) {
+          const json spec =
+              json::parse(out->get<std::string>(), nullptr, false);  // [version, spec]
+          if (spec.is_array() && spec.size() == 2 && spec[1].is_object())
+            p.output_spec = detail::output_spec(spec[1]);
+        }
+      }
     if (const auto r = j.find("range_constraints"); r != j.end() && r->is_object())
       for (const auto& [symbol, range] : r->items()) {
         Range rg;
@@ -395,18 +459,40 @@ inline Program parse_program(std::string_view text, const std::filesystem::path&
   return p;
 }
 
-/// Reads which file holds each parameter and buffer from the text of the archive's
-/// `data/weights/<model>_weights_config.json` into `p.weight_files` (tied parameters share a
-/// file). Throws `ExportedFileError` naming `file` when the text is not such a config.
+/// Reads where each stored tensor is and how it is laid out from the text of the archive's
+/// `data/weights/<model>_weights_config.json` (into `p.weights`; tied parameters share a file) or,
+/// with `constants`, `data/constants/<model>_constants_config.json` (into `p.constants`). Throws
+/// `ExportedFileError` naming `file` when the text is not such a config.
 inline void read_weights_config(std::string_view text, Program& p,
-                                const std::filesystem::path& file) {
+                                const std::filesystem::path& file, bool constants = false) {
   using detail::json;
   const json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  const char* what = constants ? "its constants config" : "its weights config";
   if (j.is_discarded() || !j.is_object() || !j.contains("config") || !j.at("config").is_object())
-    throw ExportedFileError(file, "its weights config is not valid JSON");
-  for (const auto& [name, entry] : j.at("config").items())
-    if (entry.is_object() && entry.contains("path_name") && entry.at("path_name").is_string())
-      p.weight_files.emplace(name, entry.at("path_name").get<std::string>());
+    throw ExportedFileError(file, std::string(what) + " is not valid JSON");
+  auto& into = constants ? p.constants : p.weights;
+  try {
+    for (const auto& [name, entry] : j.at("config").items()) {
+      StoredTensor t;
+      t.file = entry.at("path_name").get<std::string>();
+      t.pickled = entry.value("use_pickle", false);
+      if (const auto m = entry.find("tensor_meta"); m != entry.end() && m->is_object()) {
+        t.meta = detail::tensor_meta(*m);
+        if (const auto st = m->find("strides"); st != m->end())
+          for (const json& x : *st) {
+            std::string symbol;
+            t.strides.push_back(detail::sym_int(x, symbol));
+          }
+        if (const auto off = m->find("storage_offset"); off != m->end() && off->is_object()) {
+          std::string symbol;
+          t.storage_offset = detail::sym_int(*off, symbol);
+        }
+      }
+      into.emplace(name, std::move(t));
+    }
+  } catch (const json::exception& e) {
+    throw ExportedFileError(file, std::string(what) + " is malformed: " + e.what());
+  }
 }
 
 }  // namespace exported

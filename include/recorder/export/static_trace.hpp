@@ -52,130 +52,40 @@ struct CallSpan {
   std::vector<std::string> outputs{};  ///< tensors made inside, read after it, in making order
 };
 
-/// Builds the trace of `p`; see `exported_trace`.
-class StaticBuilder {
+/// What a front end reads off a program once, whether it reads it (`exported_trace`) or runs it:
+/// its modules and their parameters, its module calls and the tensors crossing their borders,
+/// which nodes make one op node. No libtorch.
+class Plan {
  public:
-  StaticBuilder(const Program& p, const ExportedTraceOptions& o) : p_(p), o_(o) {}
-
-  Trace build() {
-    index_inputs();
-    index_modules();
-    find_calls();
-    Trace t;
-    build_graph(t);
-    return t;
-  }
-
- private:
   using Kind = InputSpec::Kind;
 
-  void index_inputs() {
+  Plan(const Program& p, const ExportedTraceOptions& o) : p_(p), o_(o) {
     for (const InputSpec& s : p_.inputs) kinds_[s.placeholder] = &s;
-  }
-
-  /// Every module path the program names, and the parameters registered on each.
-  void index_modules() {
-    auto add_path = [this](const std::string& path) {
-      for (std::size_t dot = path.find('.'); dot != std::string::npos;
-           dot = path.find('.', dot + 1))
-        paths_.insert(path.substr(0, dot));
-      paths_.insert(path);
-    };
-    for (const std::string& path : p_.module_paths) add_path(path);
+    index_modules();
+    find_calls();
     for (const Node& n : p_.nodes)
-      for (const Frame& f : n.stack) {
-        add_path(f.path);
-        if (!f.type.empty()) types_.emplace(f.path, f.type);
+      if (!n.stack.empty() && n.stack.front().path.empty()) {
+        root_type_ = n.stack.front().type;
+        break;
       }
-    for (const InputSpec& s : p_.inputs) {
-      if (s.kind != Kind::parameter) continue;
-      const auto dot = s.target.rfind('.');
-      const std::string owner = dot == std::string::npos ? std::string() : s.target.substr(0, dot);
-      const TensorMeta* meta = p_.tensor(s.placeholder);
-      ParamInfo info;
-      info.name = dot == std::string::npos ? s.target : s.target.substr(dot + 1);
-      const auto file = p_.weight_files.find(s.target);
-      storage_[owner].push_back(file == p_.weight_files.end() ? "p:" + s.target : file->second);
-      if (meta != nullptr) {
-        info.shape = meta->sizes;
-        info.numel = 1;
-        for (std::int64_t d : meta->sizes)
-          info.numel *= static_cast<std::uint64_t>(std::max<std::int64_t>(d, 0));
-        info.trainable = meta->requires_grad;
-      }
-      own_params_[owner].push_back(info);
-      add_path(owner);
-    }
   }
+  Plan(const Plan&) = delete;
+  Plan& operator=(const Plan&) = delete;
 
-  bool has_children(std::string_view path) const {
-    const std::string prefix = path.empty() ? std::string() : std::string(path) + '.';
-    const auto it = paths_.upper_bound(std::string(path));
-    return it != paths_.end() && it->size() > prefix.size() && it->rfind(prefix, 0) == 0 &&
-           (!path.empty() || !it->empty());
-  }
-
-  static bool shown(const Node& n) { return !n.outputs.empty(); }
-
-  /// The module calls in node order, with the tensors that cross their borders.
-  void find_calls() {
-    call_of_.assign(p_.nodes.size(), -1);
-    std::vector<int> open;  // the calls enclosing the current node, outermost first
-    for (std::size_t i = 0; i < p_.nodes.size(); ++i) {
-      const Node& n = p_.nodes[i];
-      if (!shown(n)) continue;
-      const std::size_t skip = !n.stack.empty() && n.stack.front().path.empty() ? 1 : 0;
-      std::size_t depth = 0;  // frames of `n` already open
-      while (depth < open.size() && depth + skip < n.stack.size() &&
-             calls_[static_cast<std::size_t>(open[depth])].key == n.stack[depth + skip].key)
-        ++depth;
-      open.resize(depth);
-      for (std::size_t f = depth + skip; f < n.stack.size(); ++f) {
-        CallSpan c;
-        c.key = n.stack[f].key;
-        c.path = n.stack[f].path;
-        c.type = n.stack[f].type;
-        c.parent = open.empty() ? -1 : open.back();
-        c.depth = static_cast<std::uint16_t>(open.size() + 1);
-        c.first = i;
-        c.opaque = !o_.aten_ops && !has_children(c.path);
-        open.push_back(static_cast<int>(calls_.size()));
-        calls_.push_back(std::move(c));
-      }
-      for (int c : open) calls_[static_cast<std::size_t>(c)].last = i;
-      call_of_[i] = open.empty() ? -1 : open.back();
-    }
-    // Where each tensor is made (node index) and last read.
-    std::unordered_map<std::string_view, std::size_t> made;
-    for (std::size_t i = 0; i < p_.nodes.size(); ++i) {
-      for (const std::string& t : p_.nodes[i].outputs) made.emplace(t, i);
-      for (const std::string& t : p_.nodes[i].inputs) last_read_[t] = i;
-    }
-    for (const std::string& t : p_.outputs) last_read_[t] = p_.nodes.size();
-    const auto& last_read = last_read_;
-    for (CallSpan& c : calls_) {
-      std::set<std::string_view> seen;
-      for (std::size_t i = c.first; i <= c.last; ++i) {
-        if (!within(i, c)) continue;
-        for (const std::string& t : p_.nodes[i].inputs) {
-          const auto m = made.find(t);
-          const bool outside = m == made.end() || m->second < c.first || !within(m->second, c);
-          const bool state = m == made.end() && state_kind(t) != Kind::user_input;
-          if (!outside || state) continue;  // parameters, buffers and constants are not inputs
-          if (seen.insert(t).second) c.inputs.push_back(t);
-        }
-        for (const std::string& t : p_.nodes[i].outputs) {
-          const auto r = last_read.find(t);
-          if (r != last_read.end() && r->second > c.last) c.outputs.push_back(t);
-        }
-      }
-    }
-  }
+  const Program& program() const noexcept { return p_; }
+  const ExportedTraceOptions& options() const noexcept { return o_; }
+  const std::vector<CallSpan>& calls() const noexcept { return calls_; }
+  /// The root module's Python class (`__main__.M`).
+  const std::string& root_type() const noexcept { return root_type_; }
+  /// Node `i` is recorded: it makes a tensor (a size computation is not).
+  bool shown(std::size_t i) const { return !p_.nodes[i].outputs.empty(); }
+  /// The innermost call node `i` ran in; -1 for the root (or a node not shown).
+  int call_of(std::size_t i) const { return call_of_[i]; }
 
   /// Node `i` ran inside call `c` (or a call within it).
-  bool within(std::size_t i, const CallSpan& c) const {
+  bool within(std::size_t i, std::size_t c) const {
     for (int k = call_of_[i]; k >= 0; k = calls_[static_cast<std::size_t>(k)].parent)
-      if (&calls_[static_cast<std::size_t>(k)] == &c) return true;
+      if (static_cast<std::size_t>(k) == c) return true;
     return false;
   }
 
@@ -185,6 +95,72 @@ class StaticBuilder {
     return it == kinds_.end() ? Kind::other : it->second->kind;
   }
 
+  /// The end of the op node that node `i` begins: past the nodes of the same torch-level call
+  /// (`torch_fn`) in the same module call; `i + 1` with `aten_ops` or without `torch_fn`.
+  std::size_t group_end(std::size_t i) const {
+    const Node& n = p_.nodes[i];
+    std::size_t end = i + 1;
+    if (!o_.aten_ops && !n.torch_fn_key.empty())
+      while (end < p_.nodes.size() && call_of_[end] == call_of_[i] &&
+             (p_.nodes[end].torch_fn_key == n.torch_fn_key || !shown(end)))
+        ++end;
+    return end;
+  }
+
+  /// The op name of the node nodes [i, group_end(i)) make, and whether it is in place (`add_`
+  /// is `add`, in place).
+  std::pair<std::string, bool> op_name(std::size_t i) const {
+    const Node& head = p_.nodes[i];
+    std::string op =
+        o_.aten_ops || head.torch_fn.empty() ? op_of_target(head.target) : head.torch_fn;
+    bool inplace = false;
+    if (op.size() > 1 && op.back() == '_' && op.rfind("__", 0) != 0) {
+      op.pop_back();
+      inplace = true;
+    }
+    return {std::move(op), inplace};
+  }
+
+  /// Tensor `t`, made in nodes [first, end), is read after them (or returned).
+  bool read_after(std::string_view t, std::size_t end) const {
+    const auto it = last_read_.find(t);
+    return it != last_read_.end() && it->second >= end;
+  }
+
+  /// The results of the op node of nodes [first, end): the tensors they make that are read
+  /// after them, else the last node's.
+  std::vector<std::string_view> results(std::size_t first, std::size_t end) const {
+    std::vector<std::string_view> out;
+    for (std::size_t k = first; k < end; ++k)
+      for (const std::string& t : p_.nodes[k].outputs)
+        if (read_after(t, end)) out.push_back(t);
+    if (out.empty())
+      for (const std::string& t : p_.nodes[end - 1].outputs) out.push_back(t);
+    return out;
+  }
+
+  /// The operands of the op node of nodes [first, end): the tensors they read and do not make.
+  std::vector<std::string_view> operands(std::size_t first, std::size_t end) const {
+    std::set<std::string_view> made;
+    for (std::size_t k = first; k < end; ++k)
+      for (const std::string& t : p_.nodes[k].outputs) made.insert(t);
+    std::vector<std::string_view> out;
+    for (std::size_t k = first; k < end; ++k)
+      for (const std::string& t : p_.nodes[k].inputs)
+        if (!made.contains(t)) out.push_back(t);
+    return out;
+  }
+
+  /// The user inputs that are tensors, in order.
+  std::vector<const InputSpec*> user_inputs() const {
+    std::vector<const InputSpec*> user;
+    for (const InputSpec& s : p_.inputs)
+      if (s.kind == Kind::user_input && p_.tensor(s.placeholder) != nullptr) user.push_back(&s);
+    return user;
+  }
+
+  /// The record of module `path` (of Python class `type`, else the class its calls name):
+  /// its own parameters, the count below it (tied ones once), children.
   ModuleInfo describe(const std::string& path, const std::string& type) const {
     ModuleInfo m;
     m.path = path;
@@ -211,35 +187,8 @@ class StaticBuilder {
     return m;
   }
 
-  /// The node of tensor `t` read at the current place (a parameter's node is made once; a
-  /// buffer or constant gets one per read, as the other front ends record them).
-  NodeId operand(Graph& g, const std::string& t, NodeId parent, std::uint16_t depth) {
-    if (const auto it = nodes_.find(t); it != nodes_.end()) return it->second;
-    const Kind kind = state_kind(t);
-    const NodeKind nk = kind == Kind::parameter ? NodeKind::parameter : NodeKind::constant;
-    const NodeId id = add_tensor(g, nk, t, parent, depth, {});
-    if (kind == Kind::parameter) nodes_.emplace(t, id);
-    return id;
-  }
-
-  NodeId add_tensor(Graph& g, NodeKind kind, const std::string& t, NodeId parent,
-                    std::uint16_t depth, NodeId producer, std::string_view name = {}) {
-    const TensorMeta* meta = p_.tensor(t);
-    if (meta == nullptr)
-      return g.add_tensor(kind, parent, depth, Shape{}, "Undefined", "none", producer, name);
-    return g.add_tensor(kind, parent, depth, Shape(meta->sizes.data(), meta->sizes.size()),
-                        meta->dtype, meta->device, producer, name);
-  }
-
-  ModuleId module_id(Graph& g, const std::string& path, const std::string& type) {
-    if (const auto it = modules_.find(path); it != modules_.end()) return it->second;
-    const ModuleId id = g.add_module(describe(path, type));
-    modules_.emplace(path, id);
-    return id;
-  }
-
   /// The attributes a convolution or pooling row shows, from its first op.
-  void add_attributes(Graph& g, ModuleId m, const CallSpan& c) {
+  void add_attributes(Graph& g, ModuleId m, const CallSpan& c) const {
     const ModuleInfo& info = g.module(m);
     const DisplayAttributes shown = display_attributes(info.class_name);
     if (shown == DisplayAttributes::none || !info.attributes.empty()) return;
@@ -271,19 +220,182 @@ class StaticBuilder {
     for (auto& [key, value] : copy.attributes) g.add_attribute(m, key, value);
   }
 
+  /// The record of a container row's module no forward called: a `ModuleList` when its
+  /// children are numbered.
+  ModuleInfo describe_container(std::string_view path) const {
+    ModuleInfo m = describe(std::string(path), {});
+    bool indexed = true;
+    const std::string prefix = std::string(path) + '.';
+    for (const std::string& q : paths_) {
+      if (q.rfind(prefix, 0) != 0) continue;
+      const std::string_view rest = std::string_view(q).substr(prefix.size());
+      const std::string_view head = rest.substr(0, rest.find('.'));
+      indexed = indexed && !head.empty() && std::all_of(head.begin(), head.end(), [](char ch) {
+                  return ch >= '0' && ch <= '9';
+                });
+    }
+    if (indexed) m.class_name = "ModuleList";
+    return m;
+  }
+
+ private:
+  /// Every module path the program names, and the parameters registered on each.
+  void index_modules() {
+    auto add_path = [this](const std::string& path) {
+      for (std::size_t dot = path.find('.'); dot != std::string::npos;
+           dot = path.find('.', dot + 1))
+        paths_.insert(path.substr(0, dot));
+      paths_.insert(path);
+    };
+    for (const std::string& path : p_.module_paths) add_path(path);
+    for (const Node& n : p_.nodes)
+      for (const Frame& f : n.stack) {
+        add_path(f.path);
+        if (!f.type.empty()) types_.emplace(f.path, f.type);
+      }
+    for (const InputSpec& s : p_.inputs) {
+      if (s.kind != Kind::parameter) continue;
+      const auto dot = s.target.rfind('.');
+      const std::string owner = dot == std::string::npos ? std::string() : s.target.substr(0, dot);
+      const TensorMeta* meta = p_.tensor(s.placeholder);
+      ParamInfo info;
+      info.name = dot == std::string::npos ? s.target : s.target.substr(dot + 1);
+      const auto file = p_.weights.find(s.target);
+      storage_[owner].push_back(file == p_.weights.end() ? "p:" + s.target : file->second.file);
+      if (meta != nullptr) {
+        info.shape = meta->sizes;
+        info.numel = 1;
+        for (std::int64_t d : meta->sizes)
+          info.numel *= static_cast<std::uint64_t>(std::max<std::int64_t>(d, 0));
+        info.trainable = meta->requires_grad;
+      }
+      own_params_[owner].push_back(info);
+      add_path(owner);
+    }
+  }
+
+  bool has_children(std::string_view path) const {
+    const std::string prefix = path.empty() ? std::string() : std::string(path) + '.';
+    const auto it = paths_.upper_bound(std::string(path));
+    return it != paths_.end() && it->size() > prefix.size() && it->rfind(prefix, 0) == 0 &&
+           (!path.empty() || !it->empty());
+  }
+
+  /// The module calls in node order, with the tensors that cross their borders.
+  void find_calls() {
+    call_of_.assign(p_.nodes.size(), -1);
+    std::vector<int> open;  // the calls enclosing the current node, outermost first
+    for (std::size_t i = 0; i < p_.nodes.size(); ++i) {
+      const Node& n = p_.nodes[i];
+      if (!shown(i)) continue;
+      const std::size_t skip = !n.stack.empty() && n.stack.front().path.empty() ? 1 : 0;
+      std::size_t depth = 0;  // frames of `n` already open
+      while (depth < open.size() && depth + skip < n.stack.size() &&
+             calls_[static_cast<std::size_t>(open[depth])].key == n.stack[depth + skip].key)
+        ++depth;
+      open.resize(depth);
+      for (std::size_t f = depth + skip; f < n.stack.size(); ++f) {
+        CallSpan c;
+        c.key = n.stack[f].key;
+        c.path = n.stack[f].path;
+        c.type = n.stack[f].type;
+        c.parent = open.empty() ? -1 : open.back();
+        c.depth = static_cast<std::uint16_t>(open.size() + 1);
+        c.first = i;
+        c.opaque = !o_.aten_ops && !has_children(c.path);
+        open.push_back(static_cast<int>(calls_.size()));
+        calls_.push_back(std::move(c));
+      }
+      for (int c : open) calls_[static_cast<std::size_t>(c)].last = i;
+      call_of_[i] = open.empty() ? -1 : open.back();
+    }
+    // Where each tensor is made (node index) and last read.
+    std::unordered_map<std::string_view, std::size_t> made;
+    for (std::size_t i = 0; i < p_.nodes.size(); ++i) {
+      for (const std::string& t : p_.nodes[i].outputs) made.emplace(t, i);
+      for (const std::string& t : p_.nodes[i].inputs) last_read_[t] = i;
+    }
+    for (const std::string& t : p_.outputs) last_read_[t] = p_.nodes.size();
+    const auto& last_read = last_read_;
+    for (CallSpan& c : calls_) {
+      std::set<std::string_view> seen;
+      const std::size_t ci = static_cast<std::size_t>(&c - calls_.data());
+      for (std::size_t i = c.first; i <= c.last; ++i) {
+        if (!within(i, ci)) continue;
+        for (const std::string& t : p_.nodes[i].inputs) {
+          const auto m = made.find(t);
+          const bool outside = m == made.end() || m->second < c.first || !within(m->second, ci);
+          const bool state = m == made.end() && state_kind(t) != Kind::user_input;
+          if (!outside || state) continue;  // parameters, buffers and constants are not inputs
+          if (seen.insert(t).second) c.inputs.push_back(t);
+        }
+        for (const std::string& t : p_.nodes[i].outputs) {
+          const auto r = last_read.find(t);
+          if (r != last_read.end() && r->second > c.last) c.outputs.push_back(t);
+        }
+      }
+    }
+  }
+
+  const Program& p_;
+  ExportedTraceOptions o_;
+  std::string root_type_;
+  std::map<std::string_view, const InputSpec*, std::less<>> kinds_;
+  std::set<std::string> paths_;
+  std::map<std::string, std::string> types_;
+  std::map<std::string, std::vector<ParamInfo>> own_params_;
+  std::map<std::string, std::vector<std::string>> storage_;  ///< per param of own_params_: its file
+  std::vector<CallSpan> calls_;
+  std::vector<int> call_of_;  ///< per node: its innermost call, -1 for the root
+  std::unordered_map<std::string_view, std::size_t> last_read_;  ///< tensor -> last reader
+};
+
+/// Builds the trace of a plan's program from its metadata; see `exported_trace`.
+class StaticBuilder {
+ public:
+  explicit StaticBuilder(const Plan& plan) : plan_(plan), p_(plan.program()) {}
+
+  Trace build() {
+    Trace t;
+    build_graph(t);
+    return t;
+  }
+
+ private:
+  using Kind = InputSpec::Kind;
+
+  /// The node of tensor `t` read at the current place (a parameter's node is made once; a
+  /// buffer or constant gets one per read, as the other front ends record them).
+  NodeId operand(Graph& g, std::string_view t, NodeId parent, std::uint16_t depth) {
+    if (const auto it = nodes_.find(t); it != nodes_.end()) return it->second;
+    const Kind kind = plan_.state_kind(t);
+    const NodeKind nk = kind == Kind::parameter ? NodeKind::parameter : NodeKind::constant;
+    const NodeId id = add_tensor(g, nk, t, parent, depth, {});
+    if (kind == Kind::parameter) nodes_.emplace(std::string(t), id);
+    return id;
+  }
+
+  NodeId add_tensor(Graph& g, NodeKind kind, std::string_view t, NodeId parent, std::uint16_t depth,
+                    NodeId producer, std::string_view name = {}) {
+    const TensorMeta* meta = p_.tensor(t);
+    if (meta == nullptr)
+      return g.add_tensor(kind, parent, depth, Shape{}, "Undefined", "none", producer, name);
+    return g.add_tensor(kind, parent, depth, Shape(meta->sizes.data(), meta->sizes.size()),
+                        meta->dtype, meta->device, producer, name);
+  }
+
+  ModuleId module_id(Graph& g, const std::string& path, const std::string& type) {
+    if (const auto it = modules_.find(path); it != modules_.end()) return it->second;
+    const ModuleId id = g.add_module(plan_.describe(path, type));
+    modules_.emplace(path, id);
+    return id;
+  }
+
   void build_graph(Trace& t) {
     Graph& g = t.graph;
-    // The root: its class from the first node's stack.
-    std::string root_type;
-    for (const Node& n : p_.nodes)
-      if (!n.stack.empty() && n.stack.front().path.empty()) {
-        root_type = n.stack.front().type;
-        break;
-      }
+    const std::vector<CallSpan>& calls = plan_.calls();
     std::vector<NodeId> inputs;
-    std::vector<const InputSpec*> user;
-    for (const InputSpec& s : p_.inputs)
-      if (s.kind == Kind::user_input && p_.tensor(s.placeholder) != nullptr) user.push_back(&s);
+    const std::vector<const InputSpec*> user = plan_.user_inputs();
     for (std::size_t i = 0; i < user.size(); ++i) {
       const std::string name =
           user.size() == 1 ? std::string("input") : "input-" + std::to_string(i);
@@ -292,15 +404,15 @@ class StaticBuilder {
       nodes_.emplace(user[i]->placeholder, id);
       inputs.push_back(id);
     }
-    const ModuleId root_module = module_id(g, "", root_type);
+    const ModuleId root_module = module_id(g, "", plan_.root_type());
     const NodeId root = g.add_module_call(root_module, {}, 0, inputs);
 
-    std::vector<std::pair<int, NodeId>> open;  // call index, its node
+    std::vector<std::pair<std::size_t, NodeId>> open;  // call index, its node
     std::size_t next_call = 0;
     auto parent_now = [&] { return open.empty() ? root : open.back().second; };
     auto depth_now = [&] { return static_cast<std::uint16_t>(open.size() + 1); };
-    auto close = [&](int c) {
-      const CallSpan& span = calls_[static_cast<std::size_t>(c)];
+    auto close = [&] {
+      const CallSpan& span = calls[open.back().first];
       const NodeId call = open.back().second;
       open.pop_back();
       std::vector<NodeId> outs;
@@ -315,17 +427,14 @@ class StaticBuilder {
       g.set_call_outputs(call, outs);
     };
     for (std::size_t i = 0; i < p_.nodes.size();) {
-      const Node& n = p_.nodes[i];
-      if (!shown(n)) {
+      if (!plan_.shown(i)) {
         ++i;
         continue;
       }
-      // Close the calls `n` is not in, open the ones it begins.
-      const int innermost = call_of_[i];
-      while (!open.empty() && !within(i, calls_[static_cast<std::size_t>(open.back().first)]))
-        close(open.back().first);
-      while (next_call < calls_.size() && calls_[next_call].first == i) {
-        const CallSpan& c = calls_[next_call];
+      // Close the calls node `i` is not in, open the ones it begins.
+      while (!open.empty() && !plan_.within(i, open.back().first)) close();
+      while (next_call < calls.size() && calls[next_call].first == i) {
+        const CallSpan& c = calls[next_call];
         std::vector<NodeId> in;
         for (const std::string& x : c.inputs)
           in.push_back(operand(g, x, parent_now(), depth_now()));
@@ -333,111 +442,66 @@ class StaticBuilder {
         const NodeId call = g.add_module_call(m, parent_now(), depth_now(), in);
         if (c.opaque)
           for (NodeId x : in) g.add_edge(x, call);
-        add_attributes(g, m, c);
-        open.emplace_back(static_cast<int>(next_call), call);
+        plan_.add_attributes(g, m, c);
+        open.emplace_back(next_call, call);
         ++next_call;
       }
-      if (!open.empty() && calls_[static_cast<std::size_t>(open.back().first)].opaque) {
+      if (!open.empty() && calls[open.back().first].opaque) {
         ++i;  // inside a leaf module: its ops are not shown
         continue;
       }
       // One function node for the aten ops of one torch-level call.
-      std::size_t end = i + 1;
-      if (!o_.aten_ops && !n.torch_fn_key.empty())
-        while (end < p_.nodes.size() && call_of_[end] == innermost &&
-               (p_.nodes[end].torch_fn_key == n.torch_fn_key || !shown(p_.nodes[end])))
-          ++end;
+      const std::size_t end = plan_.group_end(i);
       add_function(g, i, end, parent_now(), depth_now());
       i = end;
     }
-    while (!open.empty()) close(open.back().first);
+    while (!open.empty()) close();
     std::vector<NodeId> outs;
-    for (std::size_t k = 0; k < p_.outputs.size(); ++k) {
-      const auto it = nodes_.find(p_.outputs[k]);
+    std::vector<std::string_view> out_names;
+    for (const std::string& name : p_.outputs) {
+      const auto it = nodes_.find(name);
       if (it == nodes_.end()) continue;
       outs.push_back(it->second);
+      out_names.push_back(name);
     }
     g.set_call_outputs(root, outs);
     for (std::size_t k = 0; k < outs.size(); ++k) {
       const std::string name =
           outs.size() == 1 ? std::string("output") : "output-" + std::to_string(k);
-      const NodeId o = add_tensor(g, NodeKind::output, p_.outputs[k], {}, 0, {}, g.intern(name));
+      const NodeId o = add_tensor(g, NodeKind::output, out_names[k], {}, 0, {}, g.intern(name));
       g.add_edge(outs[k], o);
     }
-    register_containers(g, [this](std::string_view path) {
-      ModuleInfo m = describe(std::string(path), {});
-      bool indexed = true;  // children named 0, 1, ...: a ModuleList no forward called
-      const std::string prefix = std::string(path) + '.';
-      for (const std::string& q : paths_) {
-        if (q.rfind(prefix, 0) != 0) continue;
-        const std::string_view rest = std::string_view(q).substr(prefix.size());
-        const std::string_view head = rest.substr(0, rest.find('.'));
-        indexed = indexed && !head.empty() && std::all_of(head.begin(), head.end(), [](char ch) {
-                    return ch >= '0' && ch <= '9';
-                  });
-      }
-      if (indexed) m.class_name = "ModuleList";
-      return m;
-    });
+    register_containers(g,
+                        [this](std::string_view path) { return plan_.describe_container(path); });
     t.root = root;
     t.model_name = g.module(root_module).class_name;
-    const ModuleInfo all = describe("", root_type);  // every parameter, tied ones once
+    const ModuleInfo all = plan_.describe("", plan_.root_type());  // every parameter, tied once
     t.total_params = all.param_count;
     t.trainable_params = all.trainable_count;
   }
 
-  /// The function node of nodes [first, end): its operands are the tensors they read and do
-  /// not make, its results the tensors they make that are read elsewhere (else the last's).
+  /// The function node of nodes [first, end).
   void add_function(Graph& g, std::size_t first, std::size_t end, NodeId parent,
                     std::uint16_t depth) {
-    const Node& head = p_.nodes[first];
-    std::string op =
-        o_.aten_ops || head.torch_fn.empty() ? op_of_target(head.target) : head.torch_fn;
-    bool inplace = false;
-    if (op.size() > 1 && op.back() == '_' && op.rfind("__", 0) != 0) {
-      op.pop_back();
-      inplace = true;
-    }
-    std::set<std::string_view> made;
-    for (std::size_t k = first; k < end; ++k)
-      for (const std::string& t : p_.nodes[k].outputs) made.insert(t);
+    const auto [op, inplace] = plan_.op_name(first);
     std::vector<NodeId> in;
-    for (std::size_t k = first; k < end; ++k)
-      for (const std::string& t : p_.nodes[k].inputs)
-        if (!made.contains(t)) in.push_back(operand(g, t, parent, depth));
+    for (std::string_view t : plan_.operands(first, end))
+      in.push_back(operand(g, t, parent, depth));
     const NodeId fn = g.add_function(g.intern(op), parent, depth, inplace);
     for (NodeId x : in) g.add_edge(x, fn);
-    std::vector<std::string_view> results;
-    for (std::size_t k = first; k < end; ++k)
-      for (const std::string& t : p_.nodes[k].outputs)
-        if (read_outside(t, first, end)) results.push_back(t);
-    if (results.empty())
-      for (const std::string& t : p_.nodes[end - 1].outputs) results.push_back(t);
-    for (std::string_view r : results) {
-      const std::string name(r);
-      const NodeId id = add_tensor(g, NodeKind::tensor, name, parent, depth, fn);
+    for (std::string_view r : plan_.results(first, end)) {
+      const NodeId id = add_tensor(g, NodeKind::tensor, r, parent, depth, fn);
       g.add_edge(fn, id);
-      nodes_[name] = id;
+      nodes_[std::string(r)] = id;
     }
   }
 
-  /// Tensor `t`, made in nodes [first, end), is read after them (or returned).
-  bool read_outside(std::string_view t, std::size_t, std::size_t end) const {
-    const auto it = last_read_.find(t);
-    return it != last_read_.end() && it->second >= end;
-  }
-
+  struct Hash : std::hash<std::string_view> {
+    using is_transparent = void;
+  };
+  const Plan& plan_;
   const Program& p_;
-  ExportedTraceOptions o_;
-  std::map<std::string_view, const InputSpec*, std::less<>> kinds_;
-  std::set<std::string> paths_;
-  std::map<std::string, std::string> types_;
-  std::map<std::string, std::vector<ParamInfo>> own_params_;
-  std::map<std::string, std::vector<std::string>> storage_;  ///< per param of own_params_: its file
-  std::vector<CallSpan> calls_;
-  std::vector<int> call_of_;  ///< per node: its innermost call, -1 for the root
-  std::unordered_map<std::string_view, std::size_t> last_read_;  ///< tensor -> last reader
-  std::unordered_map<std::string, NodeId> nodes_;                ///< tensor name -> its node
+  std::unordered_map<std::string, NodeId, Hash, std::equal_to<>> nodes_;  ///< tensor -> node
   std::map<std::string, ModuleId> modules_;
 };
 
@@ -449,7 +513,8 @@ class StaticBuilder {
 /// signature (tied ones once), edges. `Trace::total_params` counts every parameter the
 /// program lifts.
 inline Trace exported_trace(const Program& p, const ExportedTraceOptions& options = {}) {
-  return detail::StaticBuilder(p, options).build();
+  const detail::Plan plan(p, options);
+  return detail::StaticBuilder(plan).build();
 }
 
 }  // namespace exported

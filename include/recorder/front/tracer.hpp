@@ -3,6 +3,7 @@
 
 #include <recorder/adapters/module.hpp>
 #include <recorder/error.hpp>
+#include <recorder/front/front_end.hpp>
 #include <recorder/front/recording.hpp>
 #include <recorder/graph/trace.hpp>
 #include <recorder/policies/recording.hpp>
@@ -24,20 +25,6 @@
 namespace recorder {
 
 namespace detail {
-
-namespace script {
-class ScriptCache;
-/// The TorchScript front end, which `Tracer::run` reaches through its model type `M` (so that a
-/// translation unit compiles it only when it traces a TorchScript model): `<recorder/script.hpp>`
-/// specializes it for `torch::jit::Module`: its `Cache` type, `run_plain` and `trace`.
-template <class M>
-struct FrontEnd;
-/// True once `<recorder/script.hpp>` is included.
-template <class M>
-inline constexpr bool front_end_included = requires {
-  typename FrontEnd<M>::Cache;
-};
-}  // namespace script
 
 /// RAII: sets the model's train/eval mode and restores it, also when the forward throws.
 class ModeGuard {
@@ -154,8 +141,9 @@ class Tracer {
 
   /// Runs `model` once on `inputs` (tensors, or tuples/vectors of them) and returns the trace.
   template <class H, class... In>
-  requires(!std::same_as<std::remove_cvref_t<H>, torch::jit::Module>) auto run(
-      H& model, const In&... inputs) {
+  requires(!std::same_as<std::remove_cvref_t<H>, torch::jit::Module> &&
+           !detail::front_end_included<std::remove_cvref_t<H>>) auto run(H& model,
+                                                                         const In&... inputs) {
     check_torch();
     detail::Recording rec(detail::call_hooks_of(policy_), graph_storage());
     detail::Session& s = rec.session();
@@ -207,10 +195,11 @@ class Tracer {
     return result;
   }
 
-  /// Runs TorchScript model `model` (from `torch::jit::load` or `recorder::load_model`) once on
-  /// `inputs` (tensors, or anything a `c10::IValue` holds) and returns the trace; `output` is
-  /// what its `forward` returned. Needs `#include <recorder/script.hpp>` (the TorchScript front
-  /// end, kept out of `recorder.hpp` so that templated models do not compile it).
+  /// Runs TorchScript model `model` (from `torch::jit::load` or `recorder::load_model`), or an
+  /// exported program (`recorder::load_exported`), once on `inputs` (tensors, or anything a
+  /// `c10::IValue` holds) and returns the trace; `output` is what its `forward` returned. Needs
+  /// the model's front end: `#include <recorder/script.hpp>` (kept out of `recorder.hpp` so that
+  /// templated models do not compile it) or `<recorder/exported.hpp>`.
   ///
   /// ```
   /// auto m = torch::jit::load("resnet18.pt");
@@ -219,32 +208,37 @@ class Tracer {
   /// The trace is the one the templated front end gives for the same architecture: module
   /// calls with full paths (`layer1.0.conv1`), classes without TorchScript's mangling, depth,
   /// depth-index labels and call indices; the aten ops of composite forwards (and of leaf
-  /// modules with `record::AtenOps`); tensors by identity; parameters. The tracer records a
-  /// private copy of the model that shares its parameters (made on the first run and kept by
-  /// the tracer: reuse a tracer to trace a model many times); the model itself is not changed.
-  template <std::same_as<torch::jit::Module> M, class... In>
-  requires(std::constructible_from<c10::IValue, const In&>&&...) Traced<c10::IValue> run(
-      const M& model, const In&... inputs) {
+  /// modules with `record::AtenOps`); tensors by identity; parameters. The tracer keeps what the
+  /// front end prepares on the first run (a TorchScript model's instrumented copy, sharing its
+  /// parameters; an exported program's ops and weights): reuse a tracer to trace a model many
+  /// times. The model itself is not changed.
+  template <class M, class... In>
+  requires(std::same_as<M, torch::jit::Module> || detail::front_end_included<M>) &&
+      (std::constructible_from<c10::IValue, const In&> &&
+       ...) Traced<c10::IValue> run(const M& model, const In&... inputs) {
     return run(model, std::vector<c10::IValue>{c10::IValue(inputs)...});
   }
 
   /// `run(model, inputs...)` with the inputs as a list.
-  template <std::same_as<torch::jit::Module> M>
-  Traced<c10::IValue> run(const M& model, std::vector<c10::IValue> inputs) {
+  template <class M>
+  requires(std::same_as<M, torch::jit::Module> ||
+           detail::front_end_included<M>) Traced<c10::IValue> run(const M& model,
+                                                                  std::vector<c10::IValue> inputs) {
     check_torch();
-    using FrontEnd = detail::script::FrontEnd<M>;
-    if constexpr (!detail::script::front_end_included<M>) {
-      static_assert(detail::script::front_end_included<M>,
+    if constexpr (!detail::front_end_included<M>) {
+      static_assert(detail::front_end_included<M>,
                     "recorder::Tracer::run: tracing a TorchScript model needs "
                     "#include <recorder/script.hpp>");
       return {};
-    } else if constexpr (!policy_type::records_graph) {
-      return FrontEnd::run_plain(model, std::move(inputs), options_);
     } else {
-      if (!script_cache_) script_cache_ = std::make_shared<typename FrontEnd::Cache>();
-      return FrontEnd::trace(*script_cache_, model, std::move(inputs), options_,
-                             detail::call_hooks_of(policy_), record::observes_ops<policy_type>,
-                             graph_storage());
+      using FrontEnd = detail::FrontEnd<M>;
+      auto& cache = front_end_cache<typename FrontEnd::Cache>();
+      if constexpr (!policy_type::records_graph)
+        return FrontEnd::run_plain(cache, model, std::move(inputs), options_);
+      else
+        return FrontEnd::trace(cache, model, std::move(inputs), options_,
+                               detail::call_hooks_of(policy_), record::observes_ops<policy_type>,
+                               graph_storage());
     }
   }
 
@@ -296,7 +290,20 @@ class Tracer {
 
   TraceOptions options_;
   [[no_unique_address]] policy_type policy_{};
-  std::shared_ptr<detail::script::ScriptCache> script_cache_;  ///< instrumented TorchScript copies
+  /// What the front end of the last model run keeps (`detail::FrontEnd<M>::Cache`: instrumented
+  /// TorchScript copies, an exported program's runner), and which front end's it is.
+  std::shared_ptr<void> front_end_cache_;
+  const void* front_end_kind_ = nullptr;
+
+  template <class Cache>
+  Cache& front_end_cache() {
+    static const char kind = 0;
+    if (front_end_kind_ != &kind || !front_end_cache_) {
+      front_end_cache_ = std::make_shared<Cache>();
+      front_end_kind_ = &kind;
+    }
+    return *static_cast<Cache*>(front_end_cache_.get());
+  }
   /// The modules the last trace registered, copied by the next trace of the same tree.
   detail::ModuleRecords module_records_;
   /// The memory each trace's graph is built in and gives back (made by the first trace; copies

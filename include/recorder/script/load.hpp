@@ -303,8 +303,7 @@ inline torch::jit::Module load_model(const std::filesystem::path& file) {
     if (kind == exported::ArchiveKind::program || kind == exported::ArchiveKind::legacy_program)
       throw ModelFileError(file, not_ts +
                                      "it is a torch.export archive (.pt2): recorder::load_exported "
-                                     "reads it, and recorder summary and draw take it; running it "
-                                     "(record, profile) is not supported yet.");
+                                     "reads it (<recorder/exported.hpp>).");
     if (kind == exported::ArchiveKind::compiled_only)
       throw ModelFileError(file, not_ts +
                                      "it is an AOTInductor package (compiled code, no "

@@ -11,6 +11,7 @@
 #include <recorder/observe/ops.hpp>
 #include <recorder/script/instrument.hpp>
 #include <recorder/tensor/session.hpp>
+#include <recorder/front/front_end.hpp>
 #include <recorder/front/tracer.hpp>
 
 #include <c10/util/Exception.h>
@@ -572,12 +573,20 @@ inline Traced<c10::IValue> trace(ScriptCache& cache, const torch::jit::Module& m
   return result;
 }
 
-/// What `Tracer::run` calls for a TorchScript model (declared in tracer.hpp).
+}  // namespace recorder::detail::script
+
+namespace recorder::detail {
+
+/// What `Tracer::run` calls for a TorchScript model (`front/front_end.hpp`).
 template <>
 struct FrontEnd<torch::jit::Module> {
-  using Cache = ScriptCache;
-  static constexpr auto* run_plain = &script::run_plain;
+  using Cache = script::ScriptCache;
+  static Traced<c10::IValue> run_plain(Cache&, const torch::jit::Module& model,
+                                       std::vector<c10::IValue> inputs,
+                                       const TraceOptions& options) {
+    return script::run_plain(model, std::move(inputs), options);
+  }
   static constexpr auto* trace = &script::trace;
 };
 
-}  // namespace recorder::detail::script
+}  // namespace recorder::detail

@@ -1,0 +1,233 @@
+/// Exported programs run through the dispatcher (`Tracer::run(program, inputs)`): their outputs
+/// against Python's `ep.module()(*x)`, the run's trace against the static one, recording
+/// policies, and what the runner refuses. The archives are written by make_exports.py (the
+/// venv's PyTorch 2.13) at test time.
+#define BOOST_TEST_MODULE export_run
+#include <boost/test/unit_test.hpp>
+
+#include <recorder/exported.hpp>
+#include <recorder/capture/timing.hpp>
+#include <recorder/recorder.hpp>
+
+#include <torch/csrc/jit/serialization/pickle.h>
+#include <torch/torch.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#ifndef RECORDER_EXPORT_MODELS
+#error "RECORDER_EXPORT_MODELS must name the folder make_exports.py writes"
+#endif
+
+namespace fs = std::filesystem;
+namespace rr = recorder::record;
+namespace rd = recorder::reduce;
+
+namespace {
+
+std::string file(const std::string& name) {
+  return (fs::path(RECORDER_EXPORT_MODELS) / name).string();
+}
+
+c10::IValue load(const std::string& name) {
+  std::ifstream in(file(name), std::ios::binary);
+  BOOST_TEST_REQUIRE(static_cast<bool>(in), "cannot read " << file(name));
+  const std::vector<char> bytes{std::istreambuf_iterator<char>(in),
+                                std::istreambuf_iterator<char>()};
+  return torch::pickle_load(bytes);
+}
+
+std::vector<c10::IValue> inputs_of(const std::string& model) {
+  return load(model + "_x.pt").toTupleRef().elements().vec();
+}
+
+/// The libtorch running is the PyTorch that exported the archives (2.13 on the 2.x leg): its
+/// outputs are equal bit for bit; on 1.13 other kernels give the same values within rounding.
+bool same_torch_as_exporter() { return recorder::running_torch().version == "2.13"; }
+
+std::vector<at::Tensor> tensors(const c10::IValue& v) {
+  std::vector<at::Tensor> out;
+  recorder::for_each_tensor(v, [&out](const at::Tensor& t) { out.push_back(t); });
+  return out;
+}
+
+void check_equal(const std::string& model, const c10::IValue& ours, const c10::IValue& python) {
+  const auto a = tensors(ours), b = tensors(python);
+  BOOST_TEST_REQUIRE(a.size() == b.size(), model);
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    BOOST_TEST(a[i].sizes() == b[i].sizes(), model << " output " << i);
+    if (same_torch_as_exporter())
+      BOOST_TEST(torch::equal(a[i], b[i]), model << " output " << i << ": not bit for bit");
+    else
+      BOOST_TEST(torch::allclose(a[i], b[i], 1e-4, 1e-5), model << " output " << i);
+  }
+}
+
+const std::vector<std::string> models = {"mlp", "lstm", "transformer", "tiny_gpt", "resnet18"};
+
+/// tiny_gpt calls aten::scaled_dot_product_attention, which libtorch 1.13 lacks.
+bool runs_here(const std::string& model) {
+  return model != "tiny_gpt" || RECORDER_TORCH_AT_LEAST(2, 0);
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(outputs_equal_pythons) {
+  for (const std::string& model : models) {
+    if (!runs_here(model)) continue;
+    const recorder::ExportedProgram program = recorder::load_exported(file(model + ".pt2"));
+    const c10::IValue python = load(model + "_y.pt");
+    const auto plain = recorder::Tracer<rr::Off>{}.run(program, inputs_of(model));
+    check_equal(model + " (record::Off)", plain.output, python);
+    const auto traced = recorder::Tracer<rr::Structure>{}.run(program, inputs_of(model));
+    check_equal(model + " (record::Structure)", traced.output, python);
+  }
+  // lstm's output nests as the module returns it: (output, (h, c)).
+  const auto lstm =
+      recorder::Tracer<rr::Off>{}.run(recorder::load_exported(file("lstm.pt2")), inputs_of("lstm"));
+  BOOST_REQUIRE(lstm.output.isTuple());
+  BOOST_TEST(lstm.output.toTupleRef().elements().size() == 2u);
+  BOOST_TEST(lstm.output.toTupleRef().elements()[1].isTuple());
+}
+
+BOOST_AUTO_TEST_CASE(the_run_records_what_the_static_read_shows) {
+  for (const std::string& model : models) {
+    if (!runs_here(model)) continue;
+    const recorder::ExportedProgram program = recorder::load_exported(file(model + ".pt2"));
+    const recorder::Trace read = recorder::static_trace(program);
+    recorder::Tracer<rr::Structure> tracer;
+    const auto ran = tracer.run(program, inputs_of(model));
+    BOOST_TEST_CONTEXT(model) {
+      BOOST_TEST(ran.complete());
+      BOOST_TEST(ran.graph.size() == read.graph.size());
+      BOOST_TEST(ran.graph.edge_count() == read.graph.edge_count());
+      BOOST_TEST(recorder::summary(ran) == recorder::summary(read));
+      BOOST_TEST(recorder::summary(ran, {.depth = 10}) == recorder::summary(read, {.depth = 10}));
+      // The second run of the tracer reuses its runner (no weights read again): the same trace.
+      const auto again = tracer.run(program, inputs_of(model));
+      BOOST_TEST(again.graph.size() == ran.graph.size());
+    }
+  }
+  // With every aten op: the same counts as the static read's with them.
+  const recorder::ExportedProgram mlp = recorder::load_exported(file("mlp.pt2"));
+  const auto aten = recorder::Tracer<rr::AtenOps>{}.run(mlp, inputs_of("mlp"));
+  const recorder::Trace aten_read = recorder::static_trace(mlp, {.aten_ops = true});
+  BOOST_TEST(aten.graph.size() == aten_read.graph.size());
+  BOOST_TEST(aten.graph.edge_count() == aten_read.graph.edge_count());
+}
+
+BOOST_AUTO_TEST_CASE(recording_policies_work_on_a_program) {
+  const recorder::ExportedProgram mlp = recorder::load_exported(file("mlp.pt2"));
+  const std::vector<c10::IValue> x = inputs_of("mlp");
+  // Activations by layer address, with a reduction: fc1's output is the eager model's.
+  rr::ForwardOutput<rd::Last> fc1({"fc1"});
+  rr::ForwardInput<rd::Sum> fc2_in({"fc2"});
+  recorder::Tracer<rr::ForwardOutput<rd::Last>, rr::ForwardInput<rd::Sum>> tracer({}, fc1, fc2_in);
+  const auto t = tracer.run(mlp, x);
+  const at::Tensor expected = load("mlp_fc1.pt").toTensor();
+  const at::Tensor got = fc1["fc1"].result();
+  BOOST_TEST(got.sizes() == expected.sizes());
+  if (same_torch_as_exporter())
+    BOOST_TEST(torch::equal(got, expected));
+  else
+    BOOST_TEST(torch::allclose(got, expected, 1e-4, 1e-5));
+  // fc2's input is relu(fc1's output).
+  BOOST_TEST(torch::equal(fc2_in["fc2"].result(), torch::relu(got)));
+  // A postproc changes what flows on: with fc1's output zeroed, every row of the output is
+  // fc3(relu(fc2's bias)), the same for both inputs (up to rounding).
+  rr::ForwardOutput<rd::Last> zeroed({"fc1"});
+  zeroed.postproc(
+      [](const recorder::LayerCall&, const at::Tensor& y) { return torch::zeros_like(y); });
+  recorder::Tracer<rr::ForwardOutput<rd::Last>> zeroing({}, zeroed);
+  const at::Tensor z = zeroing.run(mlp, x).output.toTensor();
+  BOOST_TEST(torch::allclose(z[0], z[1]), z);
+  BOOST_TEST(!torch::allclose(z, t.output.toTensor()));
+  // Gradients where the graph allows: fc1's output gradient of the output's sum.
+  rr::BackwardOutput<rd::Last> grad({"fc1"});
+  recorder::Tracer<rr::BackwardOutput<rd::Last>> backward({}, grad);
+  const auto g = backward.run(mlp, x);
+  g.output.toTensor().sum().backward();
+  BOOST_TEST(grad["fc1"].result().sizes() == expected.sizes());
+  // Timing: every module call timed.
+  rr::Timing<rd::Mean> timing;
+  recorder::Tracer<rr::Timing<rd::Mean>> timed({}, timing);
+  (void)timed.run(mlp, x);
+  (void)timed.run(mlp, x);
+  BOOST_TEST(timing.runs().size() == 2u);
+  BOOST_TEST(timing.keys().size() == 4u);  // MLP, fc1, fc2, fc3
+}
+
+BOOST_AUTO_TEST_CASE(what_the_runner_refuses) {
+  const auto message = [](auto&& f) {
+    try {
+      f();
+    } catch (const recorder::ExportedFileError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const recorder::ExportedProgram mlp = recorder::load_exported(file("mlp.pt2"));
+  const std::string name = "recorder: cannot read '" + file("mlp.pt2") + "': ";
+  recorder::Tracer<rr::Structure> tracer;
+  BOOST_TEST(message([&] {
+               tracer.run(mlp, torch::randn({3, 784}));
+             }) ==
+             name +
+                 "input 0 ('x') has size 3 at dimension 0, where the program was exported with 2 "
+                 "(a static size)");
+  BOOST_TEST(message([&] {
+               tracer.run(mlp, torch::zeros({2, 784}, torch::kLong));
+             }) == name + "input 0 ('x') must be Float, not Long");
+  BOOST_TEST(message([&] {
+               tracer.run(mlp, torch::randn({2, 784}), torch::randn({2}));
+             }) == name + "the program takes 1 tensor input(s), 2 given");
+  // A dynamic batch: any size in its range runs, one outside is named with its range.
+  const recorder::ExportedProgram blocks = recorder::load_exported(file("blocks_dynamic.pt2"));
+  const auto five = tracer.run(blocks, torch::randn({5, 1, 4, 4}));
+  BOOST_TEST(five.output.toTupleRef().elements()[0].toTensor().sizes() == (at::IntArrayRef{5, 8}));
+  const std::string too_big = message([&] { tracer.run(blocks, torch::randn({65, 1, 4, 4})); });
+  BOOST_TEST(too_big.find("input 0 ('image') has size 65 at dimension 0, outside the range the "
+                          "program allows for s") != std::string::npos,
+             too_big);
+  BOOST_TEST(too_big.find(": [1, 64]") != std::string::npos, too_big);
+  // A weight file missing from the archive.
+  const recorder::ExportedProgram missing = recorder::load_exported(file("mlp_missing_weight.pt2"));
+  const std::string lost = message([&] { tracer.run(missing, inputs_of("mlp")); });
+  BOOST_TEST(lost.find("its weight file data/weights/weight_0") != std::string::npos, lost);
+  BOOST_TEST(lost.find("is missing") != std::string::npos, lost);
+  // An op this libtorch lacks.
+  if (!runs_here("tiny_gpt")) {
+    const recorder::ExportedProgram gpt = recorder::load_exported(file("tiny_gpt.pt2"));
+    BOOST_TEST(message([&] { tracer.run(gpt, inputs_of("tiny_gpt")); }) ==
+               "recorder: cannot read '" + file("tiny_gpt.pt2") +
+                   "': it calls aten::scaled_dot_product_attention, which libtorch 1.13 does not "
+                   "have (the program was exported by PyTorch " +
+                   gpt.program.torch_version + ")");
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_failure_mid_run_leaves_a_renderable_partial_trace) {
+  // Token id 25 in a 20-row embedding: the run fails in the embedding, the first op.
+  const recorder::ExportedProgram lstm = recorder::load_exported(file("lstm.pt2"));
+  at::Tensor ids = inputs_of("lstm")[0].toTensor().clone();
+  ids[0][3] = 25;
+  recorder::Tracer<rr::Structure> tracer;
+  try {
+    tracer.run(lstm, ids);
+    BOOST_FAIL("the run should fail");
+  } catch (const recorder::TraceError& e) {
+    BOOST_TEST(e.failure().module_path == "embedding");
+    BOOST_TEST(e.failure().op == "embedding");
+    BOOST_REQUIRE(e.partial_trace() != nullptr);
+    const recorder::Trace& partial = *e.partial_trace();
+    BOOST_TEST(!partial.complete());
+    BOOST_TEST(partial.total_params == recorder::static_trace(lstm).total_params);
+    const std::string table = recorder::summary(partial);
+    BOOST_TEST(table.find("Embedding") != std::string::npos, table);
+  }
+  // The tracer is consistent afterwards: the next run records normally.
+  BOOST_TEST(tracer.run(lstm, inputs_of("lstm")).complete());
+}
