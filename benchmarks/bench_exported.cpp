@@ -85,7 +85,8 @@ void bm_paired(benchmark::State& state, Plain plain, Other other, int ops) {
   }
 }
 
-/// The text of a program of `n` relu nodes in a chain, in `n / 500` modules of class Block.
+/// The text of a program of `n` relu nodes in a chain, in `n / 500` modules of class Block,
+/// every 50th in the block's ReLU child (so that a Block is not a leaf: its ops are drawn).
 std::string chain_program(int n) {
   using json = nlohmann::json;
   json nodes = json::array();
@@ -102,15 +103,16 @@ std::string chain_program(int n) {
   for (int i = 0; i < n; ++i) {
     const std::string name = "relu_" + std::to_string(i);
     const std::string block = "blocks." + std::to_string(i / 500);
+    std::string stack = "L__self__,,__main__.M;L__self__" + block + "," + block + ",__main__.Block";
+    if (i % 50 == 0)
+      stack += ";L__self__" + block + ".act," + block + ".act,torch.nn.modules.activation.ReLU";
     nodes.push_back(
         {{"target", "torch.ops.aten.relu.default"},
          {"name", name},
          {"inputs", {{{"name", "self"}, {"arg", {{"as_tensor", {{"name", prev}}}}}, {"kind", 1}}}},
          {"outputs", {{{"as_tensor", {{"name", name}}}}}},
          {"metadata",
-          {{"nn_module_stack",
-            "L__self__,,__main__.M;L__self__" + block + "," + block + ",__main__.Block"},
-           {"torch_fn", name + ";builtin_function_or_method.relu"}}}});
+          {{"nn_module_stack", stack}, {"torch_fn", name + ";builtin_function_or_method.relu"}}}});
     values[name] = meta();
     prev = name;
   }

@@ -359,9 +359,9 @@ BOOST_AUTO_TEST_CASE(damaged_and_foreign_archives_are_refused_in_one_line) {
                               "exported with 2 (a static size)\n");
 }
 
-/// Every subcommand on an exported program: record and profile run it on the archive's sample
-/// inputs, draw writes the viewer and Model Explorer's JSON from the static read, and a drawing
-/// of a run has the static one's counts.
+/// Every subcommand on an exported program: record (on one rank and on two) and profile run it
+/// on the archive's sample inputs, draw writes the viewer and Model Explorer's JSON from the
+/// static read, and a drawing of a run has the static one's counts.
 BOOST_AUTO_TEST_CASE(every_subcommand_takes_an_exported_program) {
   const Case& mlp = exact.front();
   BOOST_TEST_REQUIRE(theirs("export", mlp, {"--to", exported_file(mlp.model)}) ==
@@ -376,6 +376,13 @@ BOOST_AUTO_TEST_CASE(every_subcommand_takes_an_exported_program) {
       rec.out.find("wrote " + (dir / "acts.pt").string() + ": 2 layers") != std::string::npos,
       rec.out);
   BOOST_TEST(fs::exists(dir / "acts.pt"));
+  const Run ranks =
+      programs::run(dir, RECORDER_CLI,
+                    {"record", pt2, "--layers", "fc1", "--reduce", "mean", "--batches", "4",
+                     "--local-ranks", "2", "-o", (dir / "ranks.pt").string()});
+  BOOST_TEST(ranks.code == 0, ranks.err);
+  BOOST_TEST(ranks.out.find("fc1 (Linear, 1-1): 4 samples") != std::string::npos, ranks.out);
+  BOOST_TEST(ranks.out.find("over 4 batches on 2 ranks") != std::string::npos, ranks.out);
   const Run prof =
       programs::run(dir, RECORDER_CLI,
                     {"profile", pt2, "--warmup", "1", "--runs", "2", "-o", (dir / "mlp").string()});

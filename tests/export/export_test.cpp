@@ -254,3 +254,38 @@ BOOST_AUTO_TEST_CASE(bad_programs_are_refused_in_one_line) {
   BOOST_TEST(malformed.rfind("recorder: cannot read 'm.pt2': its program is malformed: ", 0) == 0);
   BOOST_TEST(malformed.find('\n') == std::string::npos);
 }
+
+BOOST_AUTO_TEST_CASE(damaged_programs_throw_the_readers_error_and_nothing_else) {
+  // Bit flips and truncations of a real program (run under ASan and UBSan in the sanitizer
+  // stage): each text is either read and traced, or refused with ExportedFileError.
+  const std::string text = read("blocks.json");
+  std::uint64_t state = 42;
+  const auto next = [&state] {  // xorshift: the same texts every run
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return state;
+  };
+  int read_ok = 0, refused = 0;
+  for (int i = 0; i < 600; ++i) {
+    std::string damaged = text;
+    if (i % 3 == 0) {
+      damaged.resize(next() % text.size());
+    } else {
+      for (int k = 0; k < 1 + i % 8; ++k) {
+        const std::size_t at = next() % damaged.size();
+        damaged[at] = static_cast<char>(damaged[at] ^ (1 << (next() % 8)));
+      }
+    }
+    try {
+      const ex::Program p = ex::parse_program(damaged, "damaged.pt2");
+      (void)recorder::summary(ex::exported_trace(p));
+      ++read_ok;
+    } catch (const recorder::ExportedFileError& e) {
+      BOOST_TEST(std::string(e.what()).find('\n') == std::string::npos);
+      ++refused;
+    }
+  }
+  BOOST_TEST(read_ok + refused == 600);
+  BOOST_TEST(refused >= 200);  // every truncation at least
+}

@@ -35,6 +35,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -93,31 +94,44 @@ inline std::optional<c10::ScalarType> scalar_type_named(std::string_view name) {
   return std::nullopt;
 }
 
-/// The values a run has computed, by name: tensors, and the sizes size ops return.
-using Values = std::unordered_map<std::string, c10::IValue>;
+/// The values a run computes, by slot: every name the program gives a value (a placeholder, a
+/// node's result) has one, given when the runner is made.
+using Values = std::vector<c10::IValue>;
 
-/// Reads the value of argument `arg` (`{"as_tensor": {...}}`, `{"as_ints": [...]}`, ...) from
-/// `values`. Throws `std::runtime_error` naming a kind it cannot read.
-inline c10::IValue argument(const json& arg, const Values& values) {
-  const auto named = [&values](const json& ref) -> c10::IValue {
-    const std::string name = ref.at("name").get<std::string>();
-    const auto it = values.find(name);
-    if (it == values.end())
-      throw std::runtime_error("the program reads '" + name + "' before it is made");
+/// The slots of a program's names.
+class Slots {
+ public:
+  /// The slot of `name`, given now if it has none.
+  int of(const std::string& name) {
+    const auto [it, fresh] = index_.try_emplace(name, static_cast<int>(index_.size()));
     return it->second;
+  }
+  /// The slot of `name`; -1 when it has none.
+  int find(const std::string& name) const {
+    const auto it = index_.find(name);
+    return it == index_.end() ? -1 : it->second;
+  }
+  std::size_t size() const noexcept { return index_.size(); }
+
+ private:
+  std::unordered_map<std::string, int> index_;
+};
+
+/// The value of a constant argument (`{"as_int": 3}`, `{"as_ints": [...]}`, a dtype, ...), read
+/// once when the runner is made. Throws `std::runtime_error` naming a kind it cannot read; the
+/// kinds that name values (`as_tensor`, `as_sym_int` by name, ...) are compiled by
+/// `compile_argument`.
+inline c10::IValue constant_argument(const json& arg) {
+  const auto named = [](const json& ref) -> c10::IValue {
+    throw std::runtime_error("'" + ref.at("name").get<std::string>() + "' is not a constant");
   };
-  const auto sym = [&values](const json& s, const char* constant) -> c10::IValue {
-    if (s.contains(constant)) {
-      const json& c = s.at(constant);
-      if (c.is_boolean()) return c.get<bool>();
-      if (c.is_number_integer()) return c.get<std::int64_t>();
-      return c.get<double>();
-    }
-    const std::string name = s.at("as_name").get<std::string>();
-    const auto it = values.find(name);
-    if (it == values.end())
-      throw std::runtime_error("the program reads '" + name + "' before it is made");
-    return it->second;
+  const auto sym = [](const json& s, const char* constant) -> c10::IValue {
+    if (!s.contains(constant))
+      throw std::runtime_error("'" + s.at("as_name").get<std::string>() + "' is not a constant");
+    const json& c = s.at(constant);
+    if (c.is_boolean()) return c.get<bool>();
+    if (c.is_number_integer()) return c.get<std::int64_t>();
+    return c.get<double>();
   };
   if (!arg.is_object() || arg.empty()) throw std::runtime_error("an argument is not an object");
   const auto first = arg.begin();
@@ -192,33 +206,144 @@ inline c10::IValue argument(const json& arg, const Values& values) {
   throw std::runtime_error("an argument of kind " + kind + " cannot be passed here");
 }
 
-/// Binds the values `outputs` (an op's results, in order) to the names `results` gives them.
-inline void bind_results(const json& results, c10::ArrayRef<c10::IValue> outputs, Values& values) {
-  for (std::size_t k = 0; k < results.size() && k < outputs.size(); ++k) {
-    if (!results[k].is_object() || results[k].empty()) continue;
-    const auto first = results[k].begin();
-    const std::string kind = first.key();
-    const json& v = first.value();
-    if (kind == "as_tensor") {
-      values[v.at("name").get<std::string>()] = outputs[k];
-    } else if (kind == "as_tensors" || kind == "as_optional_tensors") {
-      const auto list = outputs[k].toListRef();
-      for (std::size_t i = 0; i < v.size() && i < list.size(); ++i)
-        if (v[i].contains("name"))
-          values[v[i].at("name").get<std::string>()] = list[i];
-        else if (v[i].contains("as_tensor"))
-          values[v[i].at("as_tensor").at("name").get<std::string>()] = list[i];
-    } else if (kind == "as_sym_int" || kind == "as_sym_float" || kind == "as_sym_bool") {
-      if (v.contains("as_name")) values[v.at("as_name").get<std::string>()] = outputs[k];
+/// One argument of a node, compiled: a constant, or the slots of the values it reads.
+struct CompiledArg {
+  enum class Kind { constant, value, tensors, optional_tensors, ints };
+  Kind kind = Kind::constant;
+  c10::IValue constant{};
+  int slot = -1;                     ///< `value`
+  std::vector<int> slots{};          ///< the lists' items; -1: None, or `ints[i]`
+  std::vector<std::int64_t> ints{};  ///< `ints`: the constant items
+
+  c10::IValue get(const Values& values) const {
+    switch (kind) {
+      case Kind::constant:
+        return constant;
+      case Kind::value:
+        return values[static_cast<std::size_t>(slot)];
+      case Kind::tensors: {
+        c10::List<at::Tensor> list;
+        list.reserve(slots.size());
+        for (int k : slots) list.push_back(values[static_cast<std::size_t>(k)].toTensor());
+        return list;
+      }
+      case Kind::optional_tensors: {
+        c10::List<c10::optional<at::Tensor>> list;
+        for (int k : slots)
+          list.push_back(
+              k < 0 ? c10::optional<at::Tensor>()
+                    : c10::optional<at::Tensor>(values[static_cast<std::size_t>(k)].toTensor()));
+        return list;
+      }
+      case Kind::ints:
+      default: {
+        c10::List<std::int64_t> list;
+        for (std::size_t i = 0; i < slots.size(); ++i)
+          list.push_back(slots[i] < 0 ? ints[i]
+                                      : values[static_cast<std::size_t>(slots[i])].toInt());
+        return list;
+      }
     }
+  }
+};
+
+/// Compiles argument `arg`: its references to values become slots, the rest a constant.
+inline CompiledArg compile_argument(const json& arg, Slots& slots) {
+  CompiledArg c;
+  if (!arg.is_object() || arg.empty()) throw std::runtime_error("an argument is not an object");
+  const auto first = arg.begin();
+  const std::string kind = first.key();
+  const json& v = first.value();
+  const auto slot_of = [&slots](const json& ref) {
+    return slots.of(ref.at("name").get<std::string>());
+  };
+  if (kind == "as_tensor") {
+    c.kind = CompiledArg::Kind::value;
+    c.slot = slot_of(v);
+  } else if (kind == "as_optional_tensor" && v.contains("as_tensor")) {
+    c.kind = CompiledArg::Kind::value;
+    c.slot = slot_of(v.at("as_tensor"));
+  } else if (kind == "as_tensors") {
+    c.kind = CompiledArg::Kind::tensors;
+    for (const json& t : v) c.slots.push_back(slot_of(t));
+  } else if (kind == "as_optional_tensors") {
+    c.kind = CompiledArg::Kind::optional_tensors;
+    for (const json& t : v)
+      c.slots.push_back(t.contains("as_tensor") ? slot_of(t.at("as_tensor")) : -1);
+  } else if ((kind == "as_sym_int" || kind == "as_sym_float" || kind == "as_sym_bool") &&
+             v.contains("as_name")) {
+    c.kind = CompiledArg::Kind::value;
+    c.slot = slots.of(v.at("as_name").get<std::string>());
+  } else if (kind == "as_sym_ints") {
+    c.kind = CompiledArg::Kind::ints;
+    for (const json& x : v) {
+      const bool named = x.contains("as_name");
+      c.slots.push_back(named ? slots.of(x.at("as_name").get<std::string>()) : -1);
+      c.ints.push_back(named ? 0 : x.at("as_int").get<std::int64_t>());
+    }
+  } else {
+    c.constant = constant_argument(arg);
+  }
+  return c;
+}
+
+/// Where a node's results go: a slot per result (a list's items each one; -1: dropped).
+struct CompiledResult {
+  bool list = false;
+  int slot = -1;
+  std::vector<int> slots{};
+};
+
+inline std::vector<CompiledResult> compile_results(const json& results, Slots& slots) {
+  std::vector<CompiledResult> out;
+  for (const json& r : results) {
+    CompiledResult c;
+    if (r.is_object() && !r.empty()) {
+      const auto first = r.begin();
+      const std::string kind = first.key();
+      const json& v = first.value();
+      if (kind == "as_tensor") {
+        c.slot = slots.of(v.at("name").get<std::string>());
+      } else if (kind == "as_tensors" || kind == "as_optional_tensors") {
+        c.list = true;
+        for (const json& t : v)
+          c.slots.push_back(t.contains("name") ? slots.of(t.at("name").get<std::string>())
+                            : t.contains("as_tensor")
+                                ? slots.of(t.at("as_tensor").at("name").get<std::string>())
+                                : -1);
+      } else if ((kind == "as_sym_int" || kind == "as_sym_float" || kind == "as_sym_bool") &&
+                 v.contains("as_name")) {
+        c.slot = slots.of(v.at("as_name").get<std::string>());
+      }
+    }
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+/// Binds an op's results (`outputs`, in order) to their slots.
+inline void bind_results(const std::vector<CompiledResult>& results,
+                         c10::ArrayRef<c10::IValue> outputs, Values& values) {
+  for (std::size_t k = 0; k < results.size() && k < outputs.size(); ++k) {
+    const CompiledResult& r = results[k];
+    if (!r.list) {
+      if (r.slot >= 0) values[static_cast<std::size_t>(r.slot)] = outputs[k];
+      continue;
+    }
+    const auto list = outputs[k].toListRef();
+    for (std::size_t i = 0; i < r.slots.size() && i < list.size(); ++i)
+      if (r.slots[i] >= 0) values[static_cast<std::size_t>(r.slots[i])] = list[i];
   }
 }
 
-/// How one node runs: a dispatcher op, or Python arithmetic on sizes (`_operator.mul`).
+/// How one node runs: a dispatcher op on its compiled arguments (in the schema's order,
+/// defaults filled in), or Python arithmetic on sizes (`_operator.mul`).
 struct Step {
   std::optional<c10::OperatorHandle> op{};
   std::string arithmetic{};  ///< `mul`, `add`, ... for `_operator.*` targets
   std::string name{};        ///< `aten::linear` (for errors)
+  std::vector<CompiledArg> args{};
+  std::vector<CompiledResult> results{};
 };
 
 /// `torch.ops.aten.add.Tensor` -> `aten::add`, `Tensor` (`default` is the empty overload).
@@ -348,59 +473,52 @@ class ExportedRunner {
     }
   }
 
-  /// The values a run starts from: the weights, constants and `inputs` by placeholder name.
+  /// The values a run starts from: the weights, constants and `inputs` in their slots.
   exported::detail::Values start(const std::vector<c10::IValue>& inputs) const {
-    exported::detail::Values values = state_;
-    const auto user = plan_.user_inputs();
-    for (std::size_t i = 0; i < user.size() && i < inputs.size(); ++i)
-      values[user[i]->placeholder] = inputs[i];
+    exported::detail::Values values(slots_.size());
+    for (const auto& [slot, tensor] : state_) values[static_cast<std::size_t>(slot)] = tensor;
+    for (std::size_t i = 0; i < input_slots_.size() && i < inputs.size(); ++i)
+      values[static_cast<std::size_t>(input_slots_[i])] = inputs[i];
     return values;
   }
+
+  /// The slot of value `name`; -1 when the program has none.
+  int slot(const std::string& name) const { return slots_.find(name); }
+
+  /// One op node as the run records it: nodes [first, end) of the program, its name, the
+  /// slots of the tensors it reads and makes (`Plan::operands`, `Plan::results`).
+  struct Group {
+    std::size_t end = 0;
+    std::string op{};
+    std::size_t op_id = 0;  ///< the op name's index among the program's distinct ones
+    bool inplace = false;
+    std::vector<int> operands{}, results{};
+  };
+  /// The op node starting at node `i` (a node the plan shows).
+  const Group& group(std::size_t i) const { return groups_[i]; }
+  /// The slots of call `c`'s inputs and outputs.
+  const std::vector<int>& call_inputs(std::size_t c) const { return call_inputs_[c]; }
+  const std::vector<int>& call_outputs(std::size_t c) const { return call_outputs_[c]; }
+  const std::vector<int>& output_slots() const noexcept { return output_slots_; }
+  /// How many distinct op names the groups have (`Group::op_id` below it).
+  std::size_t op_names() const noexcept { return op_names_; }
 
   /// Runs node `i` on `values`, binding its results.
   void step(std::size_t i, exported::detail::Values& values) const {
     namespace ed = exported::detail;
-    const exported::Node& n = program_.program.nodes[i];
     const ed::Step& s = steps_[i];
     if (!s.op) {
       std::vector<c10::IValue> args;
-      for (const auto& a : n.arguments) args.push_back(ed::argument(a.at("arg"), values));
+      for (const ed::CompiledArg& a : s.args) args.push_back(a.get(values));
       c10::IValue out = ed::arithmetic(s.arithmetic, args);
-      ed::bind_results(n.results, c10::ArrayRef<c10::IValue>(&out, 1), values);
+      ed::bind_results(s.results, c10::ArrayRef<c10::IValue>(&out, 1), values);
       return;
     }
-    const c10::FunctionSchema& schema = s.op->schema();
     torch::jit::Stack stack;
-    stack.reserve(schema.arguments().size());
-    for (const c10::Argument& a : schema.arguments()) {
-      const ed::json* given = nullptr;
-      for (const auto& arg : n.arguments)
-        if (arg.value("name", "") == a.name()) {
-          given = &arg.at("arg");
-          break;
-        }
-      if (given != nullptr) {
-        stack.push_back(ed::argument(*given, values));
-        // A Python number where the schema takes a tensor (`mul.Tensor(x, 0.25)`): a wrapped
-        // number, as Python's argument parser passes it (it takes part in type promotion as a
-        // scalar).
-        if ((stack.back().isDouble() || stack.back().isInt() || stack.back().isBool()) &&
-            a.type()->kind() == c10::TypeKind::TensorType) {
-          at::Tensor w =
-              stack.back().isDouble() ? at::scalar_tensor(stack.back().toDouble(), at::kDouble)
-              : stack.back().isInt()  ? at::scalar_tensor(stack.back().toInt(), at::kLong)
-                                      : at::scalar_tensor(stack.back().toBool(), at::kBool);
-          w.unsafeGetTensorImpl()->set_wrapped_number(true);
-          stack.back() = std::move(w);
-        }
-      } else if (a.default_value())
-        stack.push_back(*a.default_value());
-      else
-        throw std::runtime_error(s.name + " needs its argument '" + a.name() +
-                                 "', which the program does not give");
-    }
+    stack.reserve(s.args.size());
+    for (const ed::CompiledArg& a : s.args) stack.push_back(a.get(values));
     s.op->callBoxed(&stack);
-    ed::bind_results(n.results, stack, values);
+    ed::bind_results(s.results, stack, values);
   }
 
  private:
@@ -432,7 +550,86 @@ class ExportedRunner {
                                                         : program_.program.torch_version) +
                 ")");
       s.op = *handle;
+      compile(nodes[i], s);
     }
+    for (std::size_t i = 0; i < nodes.size(); ++i)
+      if (!steps_[i].op) {
+        for (const auto& a : nodes[i].arguments)
+          steps_[i].args.push_back(ed::compile_argument(a.at("arg"), slots_));
+        steps_[i].results = ed::compile_results(nodes[i].results, slots_);
+      }
+    precompute();
+  }
+
+  /// Node `n`'s arguments in the schema's order (by name; an absent one its default), and its
+  /// results' slots. A Python number where the schema takes a tensor (`mul.Tensor(x, 0.25)`)
+  /// is a wrapped number, as Python's argument parser passes it (it takes part in type
+  /// promotion as a scalar).
+  void compile(const exported::Node& n, exported::detail::Step& s) {
+    namespace ed = exported::detail;
+    for (const c10::Argument& a : s.op->schema().arguments()) {
+      const ed::json* given = nullptr;
+      for (const auto& arg : n.arguments)
+        if (arg.value("name", "") == a.name()) {
+          given = &arg.at("arg");
+          break;
+        }
+      ed::CompiledArg c;
+      if (given != nullptr) {
+        try {
+          c = ed::compile_argument(*given, slots_);
+        } catch (const std::exception& e) {
+          throw ExportedRunError(program_.file, "its node " + n.name + " (" + s.name +
+                                                    ") cannot run here: " + e.what());
+        }
+        const c10::IValue& k = c.constant;
+        if (c.kind == ed::CompiledArg::Kind::constant &&
+            (k.isDouble() || k.isInt() || k.isBool()) &&
+            a.type()->kind() == c10::TypeKind::TensorType) {
+          at::Tensor w = k.isDouble() ? at::scalar_tensor(k.toDouble(), at::kDouble)
+                         : k.isInt()  ? at::scalar_tensor(k.toInt(), at::kLong)
+                                      : at::scalar_tensor(k.toBool(), at::kBool);
+          w.unsafeGetTensorImpl()->set_wrapped_number(true);
+          c.constant = std::move(w);
+        }
+      } else if (a.default_value()) {
+        c.constant = *a.default_value();
+      } else {
+        throw ExportedRunError(program_.file, "its node " + n.name + " calls " + s.name +
+                                                  " without its argument '" + a.name() + "'");
+      }
+      s.args.push_back(std::move(c));
+    }
+    s.results = ed::compile_results(n.results, slots_);
+  }
+
+  /// The slots of the user inputs, of the recorded op nodes' and calls' tensors, of the outputs.
+  void precompute() {
+    const exported::Program& p = program_.program;
+    for (const exported::InputSpec* in : plan_.user_inputs())
+      input_slots_.push_back(slots_.of(in->placeholder));
+    const auto slots_of = [this](const auto& names) {
+      std::vector<int> out;
+      for (const auto& name : names) out.push_back(slots_.of(std::string(name)));
+      return out;
+    };
+    groups_.resize(p.nodes.size());
+    std::unordered_map<std::string, std::size_t> ids;
+    for (std::size_t i = 0; i < p.nodes.size(); ++i) {
+      if (!plan_.shown(i)) continue;
+      Group& g = groups_[i];
+      g.end = plan_.group_end(i);
+      std::tie(g.op, g.inplace) = plan_.op_name(i);
+      g.op_id = ids.try_emplace(g.op, ids.size()).first->second;
+      g.operands = slots_of(plan_.operands(i, g.end));
+      g.results = slots_of(plan_.results(i, g.end));
+    }
+    for (const exported::detail::CallSpan& c : plan_.calls()) {
+      call_inputs_.push_back(slots_of(c.inputs));
+      call_outputs_.push_back(slots_of(c.outputs));
+    }
+    output_slots_ = slots_of(p.outputs);
+    op_names_ = ids.size();
   }
 
   /// Reads every parameter, buffer and constant the program lifts from the archive.
@@ -496,14 +693,19 @@ class ExportedRunner {
           folder + "/" + it->second.file + "#" + std::to_string(it->second.storage_offset);
       auto found = tied.find(key);
       if (found == tied.end()) found = tied.emplace(key, read(it->second, folder, s.target)).first;
-      state_.emplace(s.placeholder, found->second);
+      state_.emplace_back(slots_.of(s.placeholder), found->second);
     }
   }
 
   ExportedProgram program_;
   exported::detail::Plan plan_;
+  exported::detail::Slots slots_;
   std::vector<exported::detail::Step> steps_;
-  exported::detail::Values state_;
+  std::vector<std::pair<int, at::Tensor>> state_;  ///< the weights and constants, by slot
+  std::vector<int> input_slots_, output_slots_;
+  std::vector<Group> groups_;  ///< by the node each starts at
+  std::size_t op_names_ = 0;
+  std::vector<std::vector<int>> call_inputs_, call_outputs_;
 };
 
 namespace exported::detail {
@@ -547,12 +749,10 @@ inline c10::IValue nest(const OutputSpec& spec, const std::vector<c10::IValue>& 
 
 /// The program's result as `ep.module()(*args)` gives it: nested as its output spec says (one
 /// tensor, a tuple `(out, (h, c))`, ...); without a spec one value, or a tuple of them.
-inline c10::IValue program_output(const Program& p, const Values& values) {
+inline c10::IValue program_output(const ExportedRunner& runner, const Values& values) {
+  const Program& p = runner.program().program;
   std::vector<c10::IValue> outs;
-  for (const std::string& name : p.outputs) {
-    const auto it = values.find(name);
-    outs.push_back(it == values.end() ? c10::IValue() : it->second);
-  }
+  for (int slot : runner.output_slots()) outs.push_back(values[static_cast<std::size_t>(slot)]);
   if (p.output_spec) {
     std::size_t next = 0;
     return nest(*p.output_spec, outs, next);
@@ -570,7 +770,7 @@ inline Traced<c10::IValue> run_plain(ExportedRunner& runner, const std::vector<c
   Values values = runner.start(inputs);
   for (std::size_t i = 0; i < runner.program().program.nodes.size(); ++i) runner.step(i, values);
   Traced<c10::IValue> result;
-  result.output = program_output(runner.program().program, values);
+  result.output = program_output(runner, values);
   return result;
 }
 
@@ -593,9 +793,9 @@ inline Traced<c10::IValue> trace(ExportedRunner& runner, const std::vector<c10::
   if (options.no_grad) no_grad.emplace();
 
   Values values = runner.start(inputs);
-  const auto tensor = [&values](std::string_view name) {
-    const auto it = values.find(std::string(name));
-    return it == values.end() || !it->second.isTensor() ? at::Tensor() : it->second.toTensor();
+  const auto tensor = [&values](int slot) {
+    const c10::IValue& v = values[static_cast<std::size_t>(slot)];
+    return v.isTensor() ? v.toTensor() : at::Tensor();
   };
   std::vector<at::Tensor> input_tensors;
   std::vector<NodeId> input_nodes;
@@ -621,11 +821,11 @@ inline Traced<c10::IValue> trace(ExportedRunner& runner, const std::vector<c10::
   std::vector<Frame> frames;
   const NodeId root =
       rd::enter_call(s, module_id("", plan.root_type(), nullptr), input_nodes, false);
-  std::string current_op;
-  const auto close = [&](std::size_t span, NodeId call, const std::vector<at::Tensor>& in,
-                         const std::vector<std::string>& names, bool leaf) {
+  std::size_t current = 0;  // the node running
+  const auto close = [&](NodeId call, const std::vector<at::Tensor>& in,
+                         const std::vector<int>& names, bool leaf) {
     std::vector<at::Tensor> outs;
-    for (const std::string& name : names) outs.push_back(tensor(name));
+    for (int slot : names) outs.push_back(tensor(slot));
     std::vector<NodeId> nodes;
     if (leaf) {
       rd::leave_call(s, call);
@@ -641,18 +841,19 @@ inline Traced<c10::IValue> trace(ExportedRunner& runner, const std::vector<c10::
     rd::record_return(s, call, nodes, in, replaced);
     for (std::size_t k = 0; k < outs.size(); ++k) {
       if (replaced[k].is_same(outs[k])) continue;
-      values[names[k]] = replaced[k];  // a hook's replacement flows on; the node stays
+      values[static_cast<std::size_t>(names[k])] = replaced[k];  // flows on; the node stays
       ops.nodes.set(replaced[k], nodes[k]);
     }
     if (!leaf) rd::leave_call(s, call);
-    (void)span;
   };
+  std::vector<c10::IValue> outs;                              // an op node's results, reused
+  std::vector<std::string_view> op_names(runner.op_names());  // interned on first use
   try {
     rd::notify_enter(s, root, input_tensors);
     std::size_t next_call = 0;
     for (std::size_t i = 0; i < p.nodes.size();) {
       if (!plan.shown(i)) {
-        current_op = p.nodes[i].target;
+        current = i;
         runner.step(i, values);
         ++i;
         continue;
@@ -660,13 +861,13 @@ inline Traced<c10::IValue> trace(ExportedRunner& runner, const std::vector<c10::
       while (!frames.empty() && !plan.within(i, frames.back().span)) {
         const Frame f = std::move(frames.back());
         frames.pop_back();
-        close(f.span, f.call, f.inputs, calls[f.span].outputs, calls[f.span].opaque);
+        close(f.call, f.inputs, runner.call_outputs(f.span), calls[f.span].opaque);
       }
       while (next_call < calls.size() && calls[next_call].first == i) {
         const CallSpan& c = calls[next_call];
         Frame f{next_call, {}, {}};
         std::vector<NodeId> in;
-        for (const std::string& x : c.inputs) {
+        for (int x : runner.call_inputs(next_call)) {
           f.inputs.push_back(tensor(x));
           in.push_back(ops.operand(f.inputs.back()));
         }
@@ -676,33 +877,35 @@ inline Traced<c10::IValue> trace(ExportedRunner& runner, const std::vector<c10::
         ++next_call;
       }
       const bool hidden = !frames.empty() && calls[frames.back().span].opaque;
-      const std::size_t end = hidden ? i + 1 : plan.group_end(i);
+      const ExportedRunner::Group& group = runner.group(i);
+      const std::size_t end = hidden ? i + 1 : group.end;
       if (s.op_clock != nullptr) ops.started = rd::ticks();
       for (std::size_t k = i; k < end; ++k) {
-        current_op = p.nodes[k].target;
+        current = k;
         runner.step(k, values);
       }
       if (s.op_clock != nullptr) ops.ended = rd::ticks();
       if (!hidden) {
-        const auto [op, inplace] = plan.op_name(i);
         ops.inputs.clear();
-        for (std::string_view t : plan.operands(i, end))
-          ops.inputs.push_back(ops.operand(tensor(t)));
-        std::vector<c10::IValue> outs;
-        for (std::string_view r : plan.results(i, end)) outs.emplace_back(tensor(r));
-        ops.record(s.intern(op), inplace,
-                   c10::ArrayRef<const c10::IValue>(outs.data(), outs.size()));
+        for (int t : group.operands) ops.inputs.push_back(ops.operand(tensor(t)));
+        outs.clear();
+        for (int r : group.results) outs.emplace_back(tensor(r));
+        std::string_view& name = op_names[group.op_id];
+        if (name.empty()) name = s.intern(group.op);
+        ops.record(name, group.inplace, c10::ArrayRef<const c10::IValue>(outs.data(), outs.size()));
       }
       i = end;
     }
     while (!frames.empty()) {
       const Frame f = std::move(frames.back());
       frames.pop_back();
-      close(f.span, f.call, f.inputs, calls[f.span].outputs, calls[f.span].opaque);
+      close(f.call, f.inputs, runner.call_outputs(f.span), calls[f.span].opaque);
     }
-    close(0, root, input_tensors, p.outputs, false);
+    close(root, input_tensors, runner.output_slots(), false);
   } catch (...) {
-    Failure f = rd::describe_failure(s, op_of_target(current_op), rd::current_exception_message());
+    Failure f = rd::describe_failure(
+        s, p.nodes.empty() ? std::string() : op_of_target(p.nodes[current].target),
+        rd::current_exception_message());
     for (const Frame& frame : frames) s.graph.set_failed(frame.call);
     s.graph.set_failed(root);
     s.stack.clear();
@@ -720,13 +923,13 @@ inline Traced<c10::IValue> trace(ExportedRunner& runner, const std::vector<c10::
                       [&plan](std::string_view path) { return plan.describe_container(path); });
   rec.end();
   std::size_t index = 0;
-  for (const std::string& name : p.outputs) {
-    const at::Tensor t = tensor(name);
-    if (t.defined()) rec.output(ops.operand(t), t, index++, p.outputs.size());
+  for (int slot : runner.output_slots()) {
+    const at::Tensor t = tensor(slot);
+    if (t.defined()) rec.output(ops.operand(t), t, index++, runner.output_slots().size());
   }
   Traced<c10::IValue> result;
   rec.finish(result, program_facts(plan));
-  result.output = program_output(p, values);
+  result.output = program_output(runner, values);
   return result;
 }
 
