@@ -15,6 +15,8 @@
 /// ($RECORDER_SCRIPT_MODELS, else build/script-models). Both ResNet-18s are the same
 /// architecture (torchvision's, and models.py's plain-PyTorch copy).
 
+#include "paired.hpp"
+
 #include <recorder/exported.hpp>
 #include <recorder/script.hpp>
 
@@ -41,49 +43,7 @@ std::filesystem::path folder(const char* env, const char* fallback) {
   return fallback;
 }
 
-/// CPU and wall time, for the paired benchmarks.
-struct Stamp {
-  double cpu, wall;
-  static Stamp now() {
-    timespec c{};
-    timespec w{};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c);
-    clock_gettime(CLOCK_MONOTONIC, &w);
-    return {static_cast<double>(c.tv_sec) + static_cast<double>(c.tv_nsec) * 1e-9,
-            static_cast<double>(w.tv_sec) + static_cast<double>(w.tv_nsec) * 1e-9};
-  }
-};
-
-/// Each iteration runs `plain()` and `other()` once, in alternating order, timing each apart;
-/// counters: other / plain and, for `ops` > 0, (other - plain) / ops in ns.
-template <class Plain, class Other>
-void bm_paired(benchmark::State& state, Plain plain, Other other, int ops) {
-  torch::NoGradGuard no_grad;
-  Stamp p{0, 0};
-  Stamp t{0, 0};
-  auto timed = [](Stamp& sum, auto& f) {
-    const Stamp a = Stamp::now();
-    f();
-    const Stamp b = Stamp::now();
-    sum.cpu += b.cpu - a.cpu;
-    sum.wall += b.wall - a.wall;
-  };
-  bool other_first = false;
-  for (auto _ : state) {
-    if (other_first) timed(t, other);
-    timed(p, plain);
-    if (!other_first) timed(t, other);
-    other_first = !other_first;
-  }
-  const auto n = static_cast<double>(state.iterations());
-  if (n == 0 || p.cpu <= 0 || p.wall <= 0) return;
-  state.counters["traced_over_plain"] = t.cpu / p.cpu;
-  state.counters["traced_over_plain_wall"] = t.wall / p.wall;
-  if (ops > 0) {
-    state.counters["overhead_ns_per_op"] = (t.cpu - p.cpu) / n / ops * 1e9;
-    state.counters["overhead_ns_per_op_wall"] = (t.wall - p.wall) / n / ops * 1e9;
-  }
-}
+using bench::bm_paired;
 
 /// The text of a program of `n` relu nodes in a chain, in `n / 500` modules of class Block,
 /// every 50th in the block's ReLU child (so that a Block is not a leaf: its ops are drawn).

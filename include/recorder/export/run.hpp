@@ -26,6 +26,7 @@
 #include <caffe2/serialize/inline_container.h>
 #include <torch/csrc/jit/serialization/pickle.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -33,6 +34,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -793,9 +795,10 @@ inline Traced<c10::IValue> trace(ExportedRunner& runner, const std::vector<c10::
   if (options.no_grad) no_grad.emplace();
 
   Values values = runner.start(inputs);
-  const auto tensor = [&values](int slot) {
+  static const at::Tensor none;
+  const auto tensor = [&values](int slot) -> const at::Tensor& {
     const c10::IValue& v = values[static_cast<std::size_t>(slot)];
-    return v.isTensor() ? v.toTensor() : at::Tensor();
+    return v.isTensor() ? v.toTensor() : none;
   };
   std::vector<at::Tensor> input_tensors;
   std::vector<NodeId> input_nodes;
