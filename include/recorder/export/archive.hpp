@@ -43,7 +43,7 @@ struct Layout {
 
 inline Layout archive_layout(const std::vector<std::string>& records, std::string_view model) {
   Layout l;
-  bool pt2 = false, compiled = false, code = false, pickle = false;
+  bool pt2 = false, compiled = false, code = false;
   for (const std::string& r : records) {
     constexpr std::string_view models = "models/";
     if (r.rfind(models, 0) == 0 && r.size() > models.size() + 5 &&
@@ -52,7 +52,6 @@ inline Layout archive_layout(const std::vector<std::string>& records, std::strin
     pt2 = pt2 || r == "archive_format";
     compiled = compiled || r.rfind("data/aotinductor/", 0) == 0;
     code = code || r.rfind("code/", 0) == 0;
-    pickle = pickle || r == "data.pkl";
     if (r == "serialized_exported_program.json") {
       l.kind = ArchiveKind::legacy_program;
       l.program_record = r;
@@ -74,7 +73,6 @@ inline Layout archive_layout(const std::vector<std::string>& records, std::strin
     return l;
   }
   if (code) l.kind = ArchiveKind::torchscript;
-  (void)pickle;
   return l;
 }
 

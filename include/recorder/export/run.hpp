@@ -429,12 +429,10 @@ class ExportedRunner {
   /// size within its range). Throws `ExportedRunError` naming the input and dimension.
   void check_inputs(const std::vector<c10::IValue>& inputs) const {
     const auto user = plan_.user_inputs();
-    const std::string& file = program_.file.string();
     if (inputs.size() != user.size())
       throw ExportedRunError(program_.file, "the program takes " + std::to_string(user.size()) +
                                                 " tensor input(s), " +
                                                 std::to_string(inputs.size()) + " given");
-    (void)file;
     for (std::size_t i = 0; i < user.size(); ++i) {
       const std::string& name = user[i]->placeholder;
       const exported::TensorMeta& meta = *program_.program.tensor(name);
