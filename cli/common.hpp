@@ -301,7 +301,7 @@ inline recorder::Trace trace_once(const Common& c) {
   if (exported_file(c.model) && !has_inputs(c)) {  // read without running
     const recorder::ExportedProgram program = recorder::load_exported(c.model);
     for (const std::string& line : recorder::exported::dynamic_sizes(program.program))
-      std::cerr << "recorder: dynamic size, shown as exported: " << line << "\n";
+      std::cerr << "recorder: dynamic size: " << line << "\n";
     return recorder::static_trace(program, {.aten_ops = c.aten_ops});
   }
   torch::manual_seed(static_cast<std::uint64_t>(c.seed));

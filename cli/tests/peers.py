@@ -7,7 +7,7 @@ the parity tests (peers_test.cpp). Run by the Python of the project's virtual en
         prints torchinfo.summary's table, as `recorder summary` prints its own
     python peers.py draw <model> <inputs> [--depth N|inf] [--expand-nested]
         prints "<nodes> nodes, <edges> edges" of torchview.draw_graph's picture
-    python peers.py export <model> <inputs> --to <file.pt2>
+    python peers.py export <model> <inputs> --to <file.pt2> [--dynamic-batch min,max]
         saves torch.export.export of the model on those inputs with torch.export.save, and prints
         "exported <file.pt2>"
     python peers.py --batch <file>
@@ -58,6 +58,7 @@ parser.add_argument("--row-settings")
 parser.add_argument("--col-width", type=int, default=25)
 parser.add_argument("--expand-nested", action="store_true")
 parser.add_argument("--to", help="export: the .pt2 file to write")
+parser.add_argument("--dynamic-batch", help="export: 'min,max' of every input's dimension 0")
 
 
 def run(argv):
@@ -79,7 +80,12 @@ def run(argv):
         # --int-high).
         inputs = tuple(torch.zeros(s, dtype=d) if not d.is_floating_point else torch.randn(s, dtype=d)
                        for s, d in zip(sizes, dtypes))
-        program = torch.export.export(model.eval(), inputs)
+        dynamic = None
+        if args.dynamic_batch:
+            low, high = (int(v) for v in args.dynamic_batch.split(","))
+            batch = torch.export.Dim("batch", min=low, max=high)
+            dynamic = tuple({0: batch} for _ in inputs)
+        program = torch.export.export(model.eval(), inputs, dynamic_shapes=dynamic)
         torch.export.save(program, args.to)
         return f"exported {args.to}\n"
     if args.what == "summary":

@@ -119,6 +119,10 @@ const std::vector<std::string> every_column{
     "--row-settings", "depth,var_names"};
 const char* const depths[] = {"1", "3", "inf"};
 
+/// The MLP exported with a dynamic batch in [1, 64].
+const std::vector<std::string> dynamic_mlp{"--to", (work / "mlp_dynamic.pt2").string(),
+                                           "--dynamic-batch", "1,64"};
+
 /// peers.py's words for one request: `<what> <model> <inputs> <more>`, tab-separated.
 std::string request(const std::string& what, const Case& c, const std::vector<std::string>& more) {
   std::string line = what + "\t" + c.model;
@@ -150,6 +154,7 @@ const std::map<std::string, std::string>& answers() {
     for (const auto* cases : {&exact, &transformers, &exported_only})
       for (const Case& c : *cases)
         requests.push_back(request("export", c, {"--to", exported_file(c.model)}));
+    requests.push_back(request("export", exact.front(), dynamic_mlp));
     fs::create_directories(work);
     {
       std::ofstream file(work / "requests.tsv");
@@ -357,6 +362,40 @@ BOOST_AUTO_TEST_CASE(damaged_and_foreign_archives_are_refused_in_one_line) {
   BOOST_TEST(wrong.err == "recorder: cannot read '" + exported_file(mlp.model) +
                               "': input 0 ('x') has size 3 at dimension 0, where the program was "
                               "exported with 2 (a static size)\n");
+}
+
+/// A dynamic size read without running shows its name in every shape, and its range on stderr;
+/// given inputs, the program runs on any size in the range and shows the sizes it ran with.
+BOOST_AUTO_TEST_CASE(a_dynamic_size_shows_its_name) {
+  const Case& mlp = exact.front();
+  BOOST_TEST_REQUIRE(theirs("export", mlp, dynamic_mlp) == "exported " + dynamic_mlp[1] + "\n");
+  const Run read = programs::run(work, RECORDER_CLI, {"summary", dynamic_mlp[1]});
+  BOOST_TEST_REQUIRE(read.code == 0, read.err);
+  // The symbol's name is PyTorch's choice (`s77` on 2.13): read from the one stderr line.
+  const std::string prefix = "recorder: dynamic size: x: size 0 is ";
+  BOOST_TEST_REQUIRE(read.err.rfind(prefix, 0) == 0u, read.err);
+  const std::string symbol =
+      read.err.substr(prefix.size(), read.err.find(' ', prefix.size()) - prefix.size());
+  BOOST_TEST(read.err == prefix + symbol + " in [1, 64] (exported with 2)\n");
+  for (const char* row :
+       {"MLP                                      [", "├─Linear: 1-1  ", "├─Linear: 1-3  "}) {
+    const auto at = read.out.find(row);
+    BOOST_TEST_REQUIRE(at != std::string::npos, row << " in\n" << read.out);
+    const auto shape = read.out.find('[', at);
+    BOOST_TEST(read.out.compare(shape, symbol.size() + 1, "[" + symbol) == 0, read.out);
+  }
+  const Run ran =
+      programs::run(work, RECORDER_CLI, {"summary", dynamic_mlp[1], "--input-size", "5,784"});
+  BOOST_TEST(ran.code == 0, ran.err);
+  BOOST_TEST(ran.err.empty(), ran.err);
+  BOOST_TEST(ran.out.find("[5, 100]") != std::string::npos, ran.out);
+  BOOST_TEST(ran.out.find(symbol) == std::string::npos, ran.out);
+  const Run outside =
+      programs::run(work, RECORDER_CLI, {"summary", dynamic_mlp[1], "--input-size", "65,784"});
+  BOOST_TEST(outside.code == 2);
+  BOOST_TEST(outside.err.find("outside the range the program allows for " + symbol + ": [1, 64]") !=
+                 std::string::npos,
+             outside.err);
 }
 
 /// Every subcommand on an exported program: record (on one rank and on two) and profile run it

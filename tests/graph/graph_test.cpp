@@ -87,6 +87,29 @@ BOOST_AUTO_TEST_CASE(append_and_read) {
   BOOST_TEST(g.module(m).leaf);
 }
 
+BOOST_AUTO_TEST_CASE(sizes_with_names) {
+  // An exported program's dynamic size: a name and the size it was exported with. Tensors added
+  // before and after one with a name have none; a copy keeps them.
+  Graph g;
+  const std::int64_t plain[] = {2, 3};
+  const NodeId a = g.add_tensor(NodeKind::input, {}, 0, plain, "Float", "cpu");
+  BOOST_TEST(g.shape(a).names() == nullptr);
+  const std::int64_t sizes[] = {4, 8, 5};
+  const std::string_view names[] = {g.intern("s0"), "", g.intern("2*s1")};
+  const NodeId b = g.add_tensor(NodeKind::tensor, {}, 0, Shape(sizes, names), "Float", "cpu");
+  const NodeId c = g.add_tensor(NodeKind::tensor, {}, 0, plain, "Float", "cpu");
+  const Graph copy = g;
+  BOOST_TEST(to_string(copy.shape(b)) == "[s0, 8, 2*s1]");
+  BOOST_TEST(copy.shape(b)[0] == 4);
+  BOOST_TEST(copy.shape(b).name(1).empty());
+  BOOST_TEST(to_string(g.shape(a)) == "[2, 3]");
+  BOOST_TEST(to_string(g.shape(c)) == "[2, 3]");
+  BOOST_TEST(same_shape(g.shape(a), g.shape(c)));
+  const std::int64_t same_sizes[] = {4, 8, 5};
+  const NodeId d = g.add_tensor(NodeKind::tensor, {}, 0, same_sizes, "Float", "cpu");
+  BOOST_TEST(!same_shape(g.shape(b), g.shape(d)));  // equal sizes, one named
+}
+
 BOOST_AUTO_TEST_CASE(wrong_kinds_and_ids_throw) {
   Graph g;
   const std::int64_t dims[] = {2};

@@ -14,6 +14,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -380,8 +381,27 @@ class StaticBuilder {
     const TensorMeta* meta = p_.tensor(t);
     if (meta == nullptr)
       return g.add_tensor(kind, parent, depth, Shape{}, "Undefined", "none", producer, name);
-    return g.add_tensor(kind, parent, depth, Shape(meta->sizes.data(), meta->sizes.size()),
-                        meta->dtype, meta->device, producer, name);
+    const std::span<const std::int64_t> sizes(meta->sizes);
+    const bool named = std::ranges::any_of(meta->symbols, [](const auto& s) { return !s.empty(); });
+    return g.add_tensor(kind, parent, depth,
+                        named ? Shape(sizes, dim_names(g, *meta)) : Shape(sizes), meta->dtype,
+                        meta->device, producer, name);
+  }
+
+  /// The names of `meta`'s sizes (its symbols, interned in `g` once each), valid until the next
+  /// call: `Graph::add_tensor` copies them.
+  const std::string_view* dim_names(Graph& g, const TensorMeta& meta) {
+    names_.clear();
+    for (const std::string& symbol : meta.symbols) {
+      if (symbol.empty()) {
+        names_.emplace_back();
+        continue;
+      }
+      auto it = symbols_.find(symbol);
+      if (it == symbols_.end()) it = symbols_.emplace(symbol, g.intern(symbol)).first;
+      names_.push_back(it->second);
+    }
+    return names_.data();
   }
 
   ModuleId module_id(Graph& g, const std::string& path, const std::string& type) {
@@ -503,13 +523,15 @@ class StaticBuilder {
   const Program& p_;
   std::unordered_map<std::string, NodeId, Hash, std::equal_to<>> nodes_;  ///< tensor -> node
   std::map<std::string, ModuleId> modules_;
+  std::map<std::string, std::string_view, std::less<>> symbols_;  ///< symbol -> its interned name
+  std::vector<std::string_view> names_;                           ///< scratch of `dim_names`
 };
 
 }  // namespace detail
 
 /// The trace of program `p` read without running it: module calls with their paths and classes
 /// (a reused module's calls told apart), depth-index labels, op nodes, tensors with the dtype
-/// and shape the program records (a symbolic size shows its hint), parameters from the
+/// and shape the program records (a dynamic size shows its name, `[s0, 8]`, and counts as its hint), parameters from the
 /// signature (tied ones once), edges. `Trace::total_params` counts every parameter the
 /// program lifts.
 inline Trace exported_trace(const Program& p, const ExportedTraceOptions& options = {}) {

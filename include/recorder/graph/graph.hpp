@@ -27,19 +27,51 @@ class GraphStorage;
 
 /// A tensor's sizes, viewed in the graph's shape pool (valid until the next `add_tensor`).
 /// Prints as torchinfo does: `[1, 64, 112, 112]`.
+///
+/// A size may also have a name: an exported program's dynamic dimension (`s0`, `2*s0`), read
+/// without running it. Its number is then the size the program was exported with (its hint),
+/// which sizes and byte counts use, and it prints as its name: `[s0, 8]`.
 struct Shape : std::span<const std::int64_t> {
   using std::span<const std::int64_t>::span;
   constexpr Shape() noexcept = default;
   constexpr Shape(std::span<const std::int64_t> s) noexcept  // NOLINT: implicit by design
       : std::span<const std::int64_t>(s) {}
+  /// Sizes with a name for each (`names` has `s.size()` entries, "" for a plain size).
+  constexpr Shape(std::span<const std::int64_t> s, const std::string_view* names) noexcept
+      : std::span<const std::int64_t>(s), names_(names) {}
+
+  /// Dimension `i`'s name; "" for a plain size.
+  constexpr std::string_view name(std::size_t i) const noexcept {
+    return names_ != nullptr ? names_[i] : std::string_view{};
+  }
+  /// The names, one per dimension; null when no dimension of this graph has one.
+  constexpr const std::string_view* names() const noexcept { return names_; }
+  /// Same sizes and same names.
+  friend constexpr bool same_shape(Shape a, Shape b) noexcept {
+    if (!std::ranges::equal(a, b)) return false;
+    for (std::size_t i = 0; i < a.size(); ++i)
+      if (a.name(i) != b.name(i)) return false;
+    return true;
+  }
+
+ private:
+  const std::string_view* names_ = nullptr;
 };
 
-/// "[1, 64, 112, 112]"; "[]" for a scalar.
+/// Appends dimension `i` of `shape`: its name, or its size.
+inline void append_dim(std::string& out, Shape shape, std::size_t i) {
+  if (const std::string_view name = shape.name(i); !name.empty())
+    out += name;
+  else
+    out += std::to_string(shape[i]);
+}
+
+/// "[1, 64, 112, 112]"; "[]" for a scalar; "[s0, 8]" where a size has a name.
 inline std::string to_string(Shape shape) {
   std::string s = "[";
   for (std::size_t i = 0; i < shape.size(); ++i) {
     if (i != 0) s += ", ";
-    s += std::to_string(shape[i]);
+    append_dim(s, shape, i);
   }
   s += ']';
   return s;
@@ -219,17 +251,25 @@ class Graph {
   /// The bytes this graph's own storage takes (vector capacities, and the strings its module
   /// records own), not counting the interned-string pool it shares with its copies.
   std::size_t memory_bytes() const noexcept {
-    return tables_bytes(flat_tables(*this)) + capacity_bytes(modules_, depth_counters_) +
-           records_bytes(modules_);
+    return tables_bytes(flat_tables(*this)) +
+           capacity_bytes(modules_, depth_counters_, dim_names_) + records_bytes(modules_);
   }
 
   // ---- appending -------------------------------------------------------------------
 
-  /// Adds a tensor node; `dtype`, `device` and `name` must outlive the graph (use `intern`).
+  /// Adds a tensor node; `dtype`, `device` and `name`, and the names of `shape`'s dimensions,
+  /// must outlive the graph (use `intern`).
   NodeId add_tensor(NodeKind kind, NodeId parent, std::uint16_t depth, Shape shape,
                     std::string_view dtype, std::string_view device, NodeId producer = {},
                     std::string_view name = {}) {
     assert(is_tensor_kind(kind));
+    if (shape.names() != nullptr && dim_names_.empty()) dim_names_.resize(dims_.size());
+    if (!dim_names_.empty()) {
+      if (shape.names() != nullptr)
+        dim_names_.insert(dim_names_.end(), shape.names(), shape.names() + shape.size());
+      else
+        dim_names_.resize(dim_names_.size() + shape.size());
+    }
     TensorData t;
     t.shape_begin = static_cast<std::uint32_t>(dims_.size());
     t.ndim = static_cast<std::uint32_t>(shape.size());
@@ -392,7 +432,9 @@ class Graph {
   }
   Shape shape(NodeId id) const {
     const TensorData& t = tensor(id);
-    return Shape(dims_.data() + t.shape_begin, t.ndim);
+    const std::span<const std::int64_t> sizes(dims_.data() + t.shape_begin, t.ndim);
+    if (dim_names_.empty()) return sizes;
+    return Shape(sizes, dim_names_.data() + t.shape_begin);
   }
   const FunctionData& function(NodeId id) const {
     const Node& n = node(id);
@@ -627,6 +669,9 @@ class Graph {
   std::vector<Edge> edges_;
   std::vector<TensorData> tensors_;
   std::vector<std::int64_t> dims_;
+  /// A name for each of `dims_` ("" for a plain size), once a tensor with a named size is added;
+  /// empty before, as it stays for every trace of a run.
+  std::vector<std::string_view> dim_names_;
   std::vector<FunctionData> functions_;
   std::vector<CallRecord> calls_;
   std::vector<NodeId> call_nodes_;  ///< every call's input and output nodes

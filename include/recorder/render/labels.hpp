@@ -192,7 +192,10 @@ inline void append_shape(std::string& out, Shape shape, ShapeStyle style = Shape
   out += '(';
   for (std::size_t i = 0; i < shape.size(); ++i) {
     if (i > 0) out += ", ";
-    append_int(out, shape[i]);
+    if (const std::string_view name = shape.name(i); !name.empty())
+      out += name;
+    else
+      append_int(out, shape[i]);
   }
   if (shape.size() == 1) out += ',';
   out += ')';
@@ -218,9 +221,7 @@ inline void append_shapes(std::string& out, const Graph& g, NodeList tensors,
   groups.reserve(tensors.size());
   for (NodeId t : tensors) {
     const Shape shape = g.shape(t);
-    const auto same = [&](const auto& group) {
-      return std::equal(group.first.begin(), group.first.end(), shape.begin(), shape.end());
-    };
+    const auto same = [&](const auto& group) { return same_shape(group.first, shape); };
     if (const auto it = std::find_if(groups.begin(), groups.end(), same); it != groups.end())
       ++it->second;
     else
