@@ -56,14 +56,15 @@ if [[ ",$legs," == *,debian,* ]]; then
     RECORDER_BUILD_DIR="${RECORDER_BUILD_DIR}-sanitize" recorder_build
     ctest --test-dir "${RECORDER_BUILD_DIR}-sanitize" --output-on-failure -j "$(recorder_jobs)" -L fast
 
-    # The model tests too: real libtorch models traced, recorded, rendered (libtorch itself is not
-    # instrumented; recorder's code and the tests are).
-    models=(fuzz_models faults tracer adapters model_pictures capture_models)
+    # The model tests too: real libtorch models traced, recorded, rendered, and .pt2 archives
+    # read, run and damaged (libtorch itself is not instrumented; recorder's code and the tests
+    # are). The venv's Python exports the archives.
+    models=(fuzz_models faults tracer adapters model_pictures capture_models export_run)
     stage "sanitizer stage: model tests with ASan+UBSan (${models[*]})"
     RECORDER_BUILD_DIR="${RECORDER_BUILD_DIR}-sanitize-models" RECORDER_BUILD_TYPE=Debug \
       recorder_configure -DRECORDER_WITH_TORCH=ON -DRECORDER_SANITIZE=ON -DRECORDER_BUILD_TESTS=ON \
       -DRECORDER_BUILD_EXAMPLES=OFF -DRECORDER_BUILD_BENCHMARKS=OFF -DRECORDER_VERIFY_HEADERS=OFF \
-      -DRECORDER_PYTHON3="$debian_python"
+      -DRECORDER_PYTHON3="$debian_python" -DRECORDER_OTHER_PYTHON="$venv_python"
     RECORDER_BUILD_DIR="${RECORDER_BUILD_DIR}-sanitize-models" recorder_build "${models[@]}"
     ctest --test-dir "${RECORDER_BUILD_DIR}-sanitize-models" --output-on-failure \
       -j "$(recorder_jobs)" -R "^($(IFS='|'; echo "${models[*]}"))\$"

@@ -42,11 +42,14 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #if !defined(RECORDER_CLI) || !defined(RECORDER_SCRIPT_MODELS) || !defined(RECORDER_PEERS) || \
-    !defined(RECORDER_PEERS_SCRIPT)
-#error "RECORDER_CLI, RECORDER_SCRIPT_MODELS, RECORDER_PEERS, RECORDER_PEERS_SCRIPT must be set"
+    !defined(RECORDER_PEERS_SCRIPT) || !defined(RECORDER_TESTED_TORCH) ||                     \
+    !defined(RECORDER_EXPORT_MODELS)
+#error \
+    "RECORDER_CLI, RECORDER_SCRIPT_MODELS, RECORDER_PEERS, RECORDER_PEERS_SCRIPT, RECORDER_TESTED_TORCH, RECORDER_EXPORT_MODELS must be set"
 #endif
 
 namespace fs = std::filesystem;
@@ -410,6 +413,7 @@ BOOST_AUTO_TEST_CASE(every_subcommand_takes_an_exported_program) {
   const Run rec = programs::run(
       dir, RECORDER_CLI, {"record", pt2, "--layers", "fc1,fc3", "-o", (dir / "acts.pt").string()});
   BOOST_TEST(rec.code == 0, rec.err);
+  BOOST_TEST(rec.err.empty(), rec.err);  // on the archive's sample inputs
   BOOST_TEST(rec.out.find("fc1 (Linear, 1-1): 1 sample") != std::string::npos, rec.out);
   BOOST_TEST(
       rec.out.find("wrote " + (dir / "acts.pt").string() + ": 2 layers") != std::string::npos,
@@ -440,4 +444,26 @@ BOOST_AUTO_TEST_CASE(every_subcommand_takes_an_exported_program) {
       dir, RECORDER_CLI, {"draw", pt2, "--input-size", "2,784", "-o", (dir / "ran.dot").string()});
   BOOST_TEST(ran.code == 0, ran.err);
   BOOST_TEST(counts(ran.out) == counts(read.out));
+  // A program runs in the mode it was exported in: --train is refused, nothing written.
+  const Run train = programs::run(
+      dir, RECORDER_CLI,
+      {"record", pt2, "--layers", "fc1", "--train", "-o", (dir / "train.pt").string()});
+  BOOST_TEST(train.code == 2);
+  BOOST_TEST(train.err == "recorder: cannot read '" + pt2 +
+                              "': a program runs in the mode it was exported in, and cannot be "
+                              "put in train mode (call model.train() before "
+                              "torch.export.export)\n");
+  BOOST_TEST(!fs::exists(dir / "train.pt"));
+  // An archive without sample inputs runs on random inputs of the shapes it was exported with,
+  // saying so.
+  const std::string bare = (fs::path(RECORDER_EXPORT_MODELS) / "mlp_no_samples.pt2").string();
+  const Run guessed = programs::run(
+      dir, RECORDER_CLI, {"record", bare, "--layers", "fc1", "-o", (dir / "guessed.pt").string()});
+  BOOST_TEST(guessed.code == 0, guessed.err);
+  BOOST_TEST(guessed.err == "recorder: '" + bare + "' has no sample inputs libtorch " +
+                                RECORDER_TESTED_TORCH +
+                                " can read: running on random inputs of the shapes it was "
+                                "exported with\n");
+  BOOST_TEST(guessed.out.find("fc1 (Linear, 1-1): 1 sample, 1 tensor") != std::string::npos,
+             guessed.out);
 }

@@ -9,6 +9,9 @@ runner's output must equal it. Also:
   layer fc1 must hold;
 - blocks_dynamic.pt2: export/make_fixture.py's Blocks with a dynamic batch in [1, 64];
 - mlp_missing_weight.pt2: mlp.pt2 without its first weight file;
+- mlp_no_samples.pt2: mlp.pt2 without its sample inputs (data/sample_inputs/);
+- aoti_linear.pt2: an AOTInductor package (torch._inductor.aoti_compile_and_package: compiled
+  code, no program) of a Linear and a ReLU, which the reader must name as such;
 - chain1000.pt2: benchmarks/chain.hpp's 1,000 tiny ops (x + 1, relu, x * 0.5) on a [1, 64] input,
   for benchmarks/bench_exported.cpp.
 resnet18.pt2 (models.ResNet, torchvision's ResNet-18 in plain PyTorch) is what
@@ -19,6 +22,7 @@ import sys
 import zipfile
 
 import torch
+import torch._inductor
 from torch.export import Dim
 
 here = os.path.dirname(os.path.abspath(__file__))
@@ -79,11 +83,16 @@ def main():
     program = torch.export.export(blocks, (torch.randn(3, 1, 4, 4),),
                                   dynamic_shapes={"image": {0: batch}})
     torch.export.save(program, path("blocks_dynamic.pt2"))
-    with zipfile.ZipFile(path("mlp.pt2")) as src, \
-            zipfile.ZipFile(path("mlp_missing_weight.pt2"), "w", zipfile.ZIP_STORED) as dst:
-        for item in src.infolist():
-            if not item.filename.endswith("data/weights/weight_0"):
-                dst.writestr(item, src.read(item.filename))
+    linear = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.ReLU()).eval()
+    torch._inductor.aoti_compile_and_package(
+        torch.export.export(linear, (torch.randn(2, 4),)), package_path=path("aoti_linear.pt2"))
+    for name, dropped in (("mlp_missing_weight", "data/weights/weight_0"),
+                          ("mlp_no_samples", "data/sample_inputs/model.pt")):
+        with zipfile.ZipFile(path("mlp.pt2")) as src, \
+                zipfile.ZipFile(path(f"{name}.pt2"), "w", zipfile.ZIP_STORED) as dst:
+            for item in src.infolist():
+                if not item.filename.endswith(dropped):
+                    dst.writestr(item, src.read(item.filename))
 
 
 if __name__ == "__main__":

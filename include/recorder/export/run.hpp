@@ -425,8 +425,19 @@ class ExportedRunner {
            aten_ops == plan_.options().aten_ops;
   }
 
-  /// The user inputs checked against the program's: their number, dtypes and sizes (a dynamic
-  /// size within its range). Throws `ExportedRunError` naming the input and dimension.
+  /// A run asked of the program: `mode` (a program runs as it was exported, so
+  /// `TrainMode::train` is refused; `eval` and `keep` run it as it is), then the user inputs
+  /// against the program's: their number, dtypes and sizes (a dynamic size within its range).
+  /// Throws `ExportedRunError` naming the input and dimension.
+  void check_run(const std::vector<c10::IValue>& inputs, TrainMode mode) const {
+    if (mode == TrainMode::train)
+      throw ExportedRunError(program_.file,
+                             "a program runs in the mode it was exported in, and cannot be put in "
+                             "train mode (call model.train() before torch.export.export)");
+    check_inputs(inputs);
+  }
+
+  /// The user inputs checked against the program's; see `check_run`.
   void check_inputs(const std::vector<c10::IValue>& inputs) const {
     const auto user = plan_.user_inputs();
     if (inputs.size() != user.size())
@@ -764,7 +775,7 @@ inline c10::IValue program_output(const ExportedRunner& runner, const Values& va
 /// Runs the program on `inputs` without recording.
 inline Traced<c10::IValue> run_plain(ExportedRunner& runner, const std::vector<c10::IValue>& inputs,
                                      const TraceOptions& options) {
-  runner.check_inputs(inputs);
+  runner.check_run(inputs, options.mode);
   std::optional<at::NoGradGuard> no_grad;
   if (options.no_grad) no_grad.emplace();
   Values values = runner.start(inputs);
@@ -781,7 +792,7 @@ inline Traced<c10::IValue> trace(ExportedRunner& runner, const std::vector<c10::
                                  std::vector<recorder::detail::CallHooks*> hooks,
                                  const std::shared_ptr<GraphStorage>& storage = nullptr) {
   namespace rd = recorder::detail;
-  runner.check_inputs(inputs);
+  runner.check_run(inputs, options.mode);
   const Plan& plan = runner.plan();
   const Program& p = plan.program();
   const std::vector<CallSpan>& calls = plan.calls();
