@@ -13,6 +13,7 @@
 #include "../render/json_validator.hpp"
 #include "../render/synthetic.hpp"
 #include "search.hpp"
+#include <recorder/detail/json_writer.hpp>
 #include <recorder/render/html.hpp>
 #include <recorder/render/visible.hpp>
 
@@ -49,7 +50,9 @@ const std::filesystem::path folder{RECORDER_VIEWER_MODEL_CASES};
 
 std::string json_str(std::string_view s) {
   std::string out;
-  recorder::detail::append_script_json_string(out, s);
+  recorder::detail::JsonWriter(out, recorder::detail::json_compact,
+                               recorder::detail::JsonText::in_script)
+      .string(s);
   return out;
 }
 

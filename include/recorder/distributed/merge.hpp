@@ -14,6 +14,7 @@
 #include <recorder/graph/codec.hpp>
 #include <recorder/graph/trace.hpp>
 #include <recorder/policies/reduction.hpp>
+#include <recorder/render/chrome_trace.hpp>
 
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 
@@ -384,9 +385,13 @@ inline std::string gather_chrome_trace(const std::vector<TimedRun>& runs, std::s
   std::string mine(sizeof(std::int64_t), '\0');
   const std::int64_t epoch = runs.empty() ? 0 : runs.front().epoch_ns;
   std::memcpy(mine.data(), &epoch, sizeof epoch);
+  detail::JsonWriter events(mine);
+  events.begin_fragment(detail::chrome_events);
   detail::append_chrome_events(
-      mine, runs, "recorder: " + std::string(name) + " forward, rank " + std::to_string(ex.rank()),
+      events, runs,
+      "recorder: " + std::string(name) + " forward, rank " + std::to_string(ex.rank()),
       ex.rank() + 1);
+  events.end_fragment();
   using H = detail::MergeHeader;
   const std::vector<H> headers =
       ex.headers(H::make(detail::MergeKind::chrome_trace, options.root, -1, mine.size()));
@@ -402,12 +407,10 @@ inline std::string gather_chrome_trace(const std::vector<TimedRun>& runs, std::s
     std::memcpy(&e, p.data(), sizeof e);
     if (e != 0 && (base == 0 || e < base)) base = e;
   }
-  std::string out = detail::chrome_trace_head(base, name);
-  for (std::size_t r = 0; r < all.size(); ++r) {
-    if (r > 0) out += ",\n";
-    out.append(all[r], sizeof(std::int64_t));
-  }
-  out += detail::chrome_trace_tail;
+  std::string out;
+  detail::write_chrome_trace(out, base, name, [&](detail::JsonWriter& w) {
+    for (const std::string& p : all) w.raw(std::string_view(p).substr(sizeof(std::int64_t)));
+  });
   return out;
 }
 

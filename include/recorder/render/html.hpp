@@ -6,6 +6,7 @@
 #include <recorder/detail/text.hpp>
 #include <recorder/detail/viewer_assets.hpp>
 #include <recorder/graph/trace.hpp>
+#include <recorder/render/json.hpp>
 #include <recorder/render/labels.hpp>
 #include <recorder/render/node_facts.hpp>
 #include <recorder/render/options.hpp>
@@ -24,41 +25,20 @@ namespace recorder {
 
 namespace detail {
 
-/// Appends `s` as a JSON string that is also safe inside an HTML `<script>` element: every `<`
-/// is written `\u003c`, so no `</script>` or `<!--` can appear in the embedded data.
-inline void append_script_json_string(std::string& out, std::string_view s) {
-  out += '"';
-  for (char c : json_escape(s)) {
-    if (c == '<')
-      out += "\\u003c";
-    else
-      out += c;
-  }
-  out += '"';
-}
+/// The viewer data's long lists: one item a line, compact.
+inline constexpr JsonLayout viewer_rows{.comma = ",", .colon = ":", .lines = true};
 
-/// Appends `[a, b, ...]` (node ids).
-inline void append_id_list(std::string& out, NodeList ids) {
-  out += '[';
-  for (std::size_t i = 0; i < ids.size(); ++i) {
-    if (i > 0) out += ',';
-    out += std::to_string(ids[i].value);
-  }
-  out += ']';
-}
-
-/// Appends display pairs as `[["name","value"],...]`.
-inline void append_pairs(std::string& out,
+/// Writes display pairs as `[["name","value"],...]`.
+inline void viewer_pairs(JsonWriter& w,
                          const std::vector<std::pair<std::string, std::string>>& pairs) {
-  out += '[';
-  for (std::size_t k = 0; k < pairs.size(); ++k) {
-    out += k > 0 ? ",[" : "[";
-    append_script_json_string(out, pairs[k].first);
-    out += ',';
-    append_script_json_string(out, pairs[k].second);
-    out += ']';
+  w.begin_array(json_compact);
+  for (const auto& [name, value] : pairs) {
+    w.begin_array();
+    w.string(name);
+    w.string(value);
+    w.end_array();
   }
-  out += ']';
+  w.end_array();
 }
 
 /// The depth the viewer opens at: the requested one (`nullopt`: all), or the deepest smaller
@@ -89,69 +69,39 @@ inline void write_viewer_data(const Trace& trace, const RenderOptions& options,
                               std::string& out) {
   const Graph& g = trace.graph;
   const ModuleLabels labels = module_labels(g);
-  const auto str = [&](std::string_view s) { append_script_json_string(out, s); };
-  const auto num = [&](std::uint64_t v) { out += std::to_string(v); };
-  const auto depth_or_null = [&](const std::optional<int>& d) {
-    if (d)
-      out += std::to_string(*d);
-    else
-      out += "null";
-  };
+  JsonWriter w(out, json_compact, JsonText::in_script);
+  w.begin_object();
+  w.field("format", 1);
+  w.field("model", trace.model_name);
+  w.field("graph_name", options.graph_name.empty() ? trace.model_name : options.graph_name);
+  w.field("complete", trace.complete());
+  json_failure(w, trace);
+  w.field("total_params", trace.total_params);
+  w.field("trainable_params", trace.trainable_params);
+  w.key("depth");
+  w.number_or_null(viewer_open_depth(g, options, budget));
+  w.key("requested_depth");
+  w.number_or_null(options.depth);
+  w.field("direction", to_string(options.direction));
+  w.field("hide_inner_tensors", options.hide_inner_tensors);
+  w.field("hide_unreached", options.hide_unreached);
 
-  out += "{\"format\":1,\"model\":";
-  str(trace.model_name);
-  out += ",\"graph_name\":";
-  str(options.graph_name.empty() ? trace.model_name : options.graph_name);
-  out += ",\"complete\":";
-  out += trace.complete() ? "true" : "false";
-  out += ",\"failure\":";
-  if (trace.failure) {
-    out += "{\"op\":";
-    str(trace.failure->op);
-    out += ",\"module_path\":";
-    str(trace.failure->module_path);
-    out += ",\"module_class\":";
-    str(trace.failure->module_class);
-    out += ",\"message\":";
-    str(trace.failure->message);
-    out += '}';
-  } else {
-    out += "null";
+  w.break_line();
+  w.key("modules");
+  w.begin_array(viewer_rows);
+  for (const ModuleInfo& m : g.modules()) {
+    w.begin_object(json_compact);
+    w.field("path", m.path);
+    w.field("name", m.name);
+    w.field("class", m.class_name);
+    w.field("params", m.param_count);
+    w.field("trainable", m.trainable_count);
+    w.field("leaf", m.leaf);
+    w.key("attrs");
+    viewer_pairs(w, m.attributes);
+    w.end_object();
   }
-  out += ",\"total_params\":";
-  num(trace.total_params);
-  out += ",\"trainable_params\":";
-  num(trace.trainable_params);
-  out += ",\"depth\":";
-  depth_or_null(viewer_open_depth(g, options, budget));
-  out += ",\"requested_depth\":";
-  depth_or_null(options.depth);
-  out += ",\"direction\":";
-  str(to_string(options.direction));
-  out += ",\"hide_inner_tensors\":";
-  out += options.hide_inner_tensors ? "true" : "false";
-  out += ",\"hide_unreached\":";
-  out += options.hide_unreached ? "true" : "false";
-
-  out += ",\n\"modules\":[";
-  for (std::size_t i = 0; i < g.modules().size(); ++i) {
-    const ModuleInfo& m = g.modules()[i];
-    out += i > 0 ? ",\n{\"path\":" : "\n{\"path\":";
-    str(m.path);
-    out += ",\"name\":";
-    str(m.name);
-    out += ",\"class\":";
-    str(m.class_name);
-    out += ",\"params\":";
-    num(m.param_count);
-    out += ",\"trainable\":";
-    num(m.trainable_count);
-    out += ",\"leaf\":";
-    out += m.leaf ? "true" : "false";
-    out += ",\"attrs\":";
-    append_pairs(out, m.attributes);
-    out += '}';
-  }
+  w.end_array();
 
   // Functions' operands and results come from the edges (calls keep their own lists).
   const std::size_t n = g.size();
@@ -164,74 +114,62 @@ inline void write_viewer_data(const Trace& trace, const RenderOptions& options,
       outs[e.from.value].push_back(e.to);
   }
   const auto id_or_minus = [&](NodeId id) {
-    if (id.valid() && id.value < n)
-      out += std::to_string(id.value);
-    else
-      out += "-1";
+    w.number(id.valid() && id.value < n ? std::int64_t{id.value} : std::int64_t{-1});
   };
 
-  out += "],\n\"nodes\":[";
+  w.break_line();
+  w.key("nodes");
+  w.begin_array(viewer_rows);
   for (std::uint32_t i = 0; i < n; ++i) {
     const NodeId id{i};
     const Graph::Node& nd = g.node(id);
-    out += i > 0 ? ",\n[" : "\n[";
-    num(static_cast<std::uint64_t>(nd.kind));
-    out += ',';
+    w.begin_array(json_compact);
+    w.number(static_cast<std::uint64_t>(nd.kind));
     id_or_minus(nd.parent);
-    out += ',';
-    num(nd.depth);
-    out += ',';
-    str(join_lines(title_lines(g, labels, id), "\n"));
-    out += ',';
+    w.number(nd.depth);
+    w.string(join_lines(title_lines(g, labels, id), "\n"));
     if (is_tensor_kind(nd.kind)) {
       const Graph::TensorData& t = g.tensor(id);
       id_or_minus(t.producer);
-      out += ',';
-      str(to_string(g.shape(id)));
-      out += ',';
-      str(t.dtype);
+      w.string(to_string(g.shape(id)));
+      w.string(t.dtype);
     } else if (nd.kind == NodeKind::function) {
-      str(g.function(id).op);
-      out += nd.inplace ? ",true," : ",false,";
-      append_id_list(out, ins[i]);
-      out += ',';
-      append_id_list(out, outs[i]);
+      w.string(g.function(id).op);
+      w.boolean(nd.inplace);
+      w.numbers(ins[i], &NodeId::value);
+      w.numbers(outs[i], &NodeId::value);
     } else {
       const Graph::CallData& c = g.call(id);
-      num(c.module.value);
-      out += ',';
-      str(depth_index_label(g, id));
-      out += ',';
-      append_id_list(out, c.inputs);
-      out += ',';
-      append_id_list(out, c.outputs);
-      out += nd.failed ? ",true," : ",false,";
-      num(c.call_index);
+      w.number(c.module.value);
+      w.string(depth_index_label(g, id));
+      w.numbers(c.inputs, &NodeId::value);
+      w.numbers(c.outputs, &NodeId::value);
+      w.boolean(nd.failed);
+      w.number(c.call_index);
     }
-    out += ']';
+    w.end_array();
   }
+  w.end_array();
 
-  out += "],\n\"edges\":[";
-  bool first = true;
+  w.break_line();
+  w.key("edges");
+  w.begin_array();
   for (const Edge& e : g.edges()) {
     if (e.from.value >= n || e.to.value >= n) continue;
-    if (!first) out += ',';
-    first = false;
-    num(e.from.value);
-    out += ',';
-    num(e.to.value);
+    w.number(e.from.value);
+    w.number(e.to.value);
   }
-  out += "],\n\"stats\":{";
-  first = true;
+  w.end_array();
+  w.break_line();
+  w.key("stats");
+  w.begin_object(viewer_rows);
   for (const NodeFacts& f : facts) {
     if (!f.node.valid() || f.node.value >= n || f.facts.empty()) continue;
-    out += first ? "\n\"" : ",\n\"";
-    first = false;
-    out += std::to_string(f.node.value);
-    out += "\":";
-    append_pairs(out, f.facts);
+    w.key(std::to_string(f.node.value));
+    viewer_pairs(w, f.facts);
   }
-  out += "}}";
+  w.end_object();
+  w.end_object();
 }
 
 /// Appends the chunks of one generated asset.

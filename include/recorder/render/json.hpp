@@ -2,144 +2,35 @@
 /// JSON backends: the whole recorded graph (`Json`) and the visible graph for some options
 /// (`JsonView`), each as one deterministic document.
 
-#include <recorder/detail/escape.hpp>
+#include <recorder/detail/json_writer.hpp>
 #include <recorder/detail/text.hpp>
 #include <recorder/graph/trace.hpp>
 #include <recorder/render/labels.hpp>
 #include <recorder/render/options.hpp>
 #include <recorder/render/visible.hpp>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <ostream>
 #include <string>
 #include <string_view>
-#include <type_traits>
-#include <vector>
 
 namespace recorder {
 
 namespace detail {
 
-/// A minimal pretty-printing JSON writer (2-space indent; short number lists on one line).
-class JsonWriter {
- public:
-  explicit JsonWriter(std::string& out) : out_(out) {}
+/// Writes index `i` (a node or cluster id), or `null` when it is invalid.
+template <class Tag>
+void json_index_or_null(JsonWriter& w, StrongIndex<Tag> i) {
+  if (i.valid())
+    w.number(i.value);
+  else
+    w.null();
+}
 
-  void begin_object() { open('{'); }
-  void end_object() { close('}'); }
-  void begin_array() { open('['); }
-  void end_array() { close(']'); }
-
-  /// Starts member `k` of the current object; the next call writes its value.
-  void key(std::string_view k) {
-    separate();
-    out_ += '"';
-    out_ += json_escape(k);
-    out_ += "\": ";
-    after_key_ = true;
-  }
-  void string(std::string_view s) {
-    separate();
-    out_ += '"';
-    out_ += json_escape(s);
-    out_ += '"';
-  }
-  void number(std::int64_t v) {
-    separate();
-    out_ += std::to_string(v);
-  }
-  void number(std::uint64_t v) {
-    separate();
-    out_ += std::to_string(v);
-  }
-  void boolean(bool b) {
-    separate();
-    out_ += b ? "true" : "false";
-  }
-  void null() {
-    separate();
-    out_ += "null";
-  }
-  /// Writes member `k` with value `v`: a string, a bool or an integer.
-  template <class T>
-  void field(std::string_view k, const T& v) {
-    key(k);
-    if constexpr (std::is_same_v<T, bool>)
-      boolean(v);
-    else if constexpr (std::is_integral_v<T> && std::is_signed_v<T>)
-      number(std::int64_t{v});
-    else if constexpr (std::is_integral_v<T>)
-      number(std::uint64_t{v});
-    else
-      string(v);
-  }
-  /// Writes a number list on one line: `[1, 3, 224, 224]`.
-  template <class Range>
-  void inline_numbers(const Range& values) {
-    separate();
-    append_dims(out_, values);
-  }
-  /// Writes a list of node ids on one line: `[0, 4]`.
-  void inline_ids(NodeList ids) {
-    std::vector<std::uint32_t> values;
-    values.reserve(ids.size());
-    for (NodeId id : ids) values.push_back(id.value);
-    inline_numbers(values);
-  }
-  /// Writes `json`, an already formatted value, as it is (one line: `{"from": 0, "to": 1}`).
-  void raw(std::string_view json) {
-    separate();
-    out_ += json;
-  }
-  /// Writes a node id, or `null` when it is invalid.
-  void id_or_null(NodeId id) {
-    if (id.valid())
-      number(std::uint64_t{id.value});
-    else
-      null();
-  }
-
- private:
-  void separate() {
-    if (after_key_) {
-      after_key_ = false;
-      return;
-    }
-    if (empty_.empty()) return;
-    if (!empty_.back()) out_ += ',';
-    empty_.back() = false;
-    out_ += '\n';
-    indent(empty_.size());
-  }
-  void open(char c) {
-    separate();
-    out_ += c;
-    empty_.push_back(true);
-  }
-  void close(char c) {
-    const bool was_empty = empty_.back();
-    empty_.pop_back();
-    if (!was_empty) {
-      out_ += '\n';
-      indent(empty_.size());
-    }
-    out_ += c;
-  }
-  void indent(std::size_t level) { out_.append(2 * level, ' '); }
-
-  std::string& out_;
-  std::vector<bool> empty_;
-  bool after_key_ = false;
-};
-
-/// Writes the JSON document of the whole graph of `trace` to `out`.
-inline void write_json(const Trace& trace, std::string& out) {
-  const Graph& g = trace.graph;
-  JsonWriter w(out);
-  w.begin_object();
-  w.field("model", trace.model_name);
-  w.field("complete", trace.complete());
+/// Writes member `"failure"` of `trace`: `{op, module_path, module_class, message}` or `null`.
+inline void json_failure(JsonWriter& w, const Trace& trace) {
   w.key("failure");
   if (trace.failure) {
     w.begin_object();
@@ -151,6 +42,16 @@ inline void write_json(const Trace& trace, std::string& out) {
   } else {
     w.null();
   }
+}
+
+/// Writes the JSON document of the whole graph of `trace` to `out`.
+inline void write_json(const Trace& trace, std::string& out) {
+  const Graph& g = trace.graph;
+  JsonWriter w(out);
+  w.begin_object();
+  w.field("model", trace.model_name);
+  w.field("complete", trace.complete());
+  json_failure(w, trace);
   w.field("total_params", trace.total_params);
   w.field("trainable_params", trace.trainable_params);
 
@@ -173,7 +74,7 @@ inline void write_json(const Trace& trace, std::string& out) {
       w.begin_object();
       w.field("name", p.name);
       w.key("shape");
-      w.inline_numbers(p.shape);
+      w.numbers(p.shape);
       w.field("numel", p.numel);
       w.field("trainable", p.trainable);
       w.end_object();
@@ -194,16 +95,16 @@ inline void write_json(const Trace& trace, std::string& out) {
     w.field("name", g.label(id));
     w.field("depth", std::uint64_t{n.depth});
     w.key("parent");
-    w.id_or_null(n.parent);
+    json_index_or_null(w, n.parent);
     if (is_tensor_kind(n.kind)) {
       const Graph::TensorData& t = g.tensor(id);
       w.field("label", t.name);
       w.key("shape");
-      w.inline_numbers(g.shape(id));
+      w.numbers(g.shape(id));
       w.field("dtype", t.dtype);
       w.field("device", t.device);
       w.key("producer");
-      w.id_or_null(t.producer);
+      json_index_or_null(w, t.producer);
     } else if (n.kind == NodeKind::function) {
       w.field("op", g.function(id).op);
       w.field("inplace", n.inplace);
@@ -216,9 +117,9 @@ inline void write_json(const Trace& trace, std::string& out) {
       w.field("call_index", std::uint64_t{c.call_index});
       w.field("depth_index", depth_index_label(g, id));
       w.key("inputs");
-      w.inline_ids(c.inputs);
+      w.numbers(c.inputs, &NodeId::value);
       w.key("outputs");
-      w.inline_ids(c.outputs);
+      w.numbers(c.outputs, &NodeId::value);
       w.field("failed", n.failed);
       if (n.inferred) {
         w.field("inferred", true);
@@ -230,8 +131,7 @@ inline void write_json(const Trace& trace, std::string& out) {
 
   w.key("edges");
   w.begin_array();
-  for (const Edge& e : g.edges())
-    w.inline_numbers(std::vector<std::uint32_t>{e.from.value, e.to.value});
+  for (const Edge& e : g.edges()) w.numbers(std::array{e.from.value, e.to.value});
   w.end_array();
   w.end_object();
   out += '\n';
@@ -239,13 +139,9 @@ inline void write_json(const Trace& trace, std::string& out) {
 
 /// Writes the shapes of `tensors` as a list of number lists: `[[1, 64], [1, 64]]`.
 inline void json_shapes(JsonWriter& w, const Graph& g, NodeList tensors) {
-  std::string text = "[";
-  for (std::size_t i = 0; i < tensors.size(); ++i) {
-    if (i > 0) text += ", ";
-    append_dims(text, g.shape(tensors[i]));
-  }
-  text += ']';
-  w.raw(text);
+  w.begin_array(json_one_line);
+  for (NodeId t : tensors) w.numbers(g.shape(t));
+  w.end_array();
 }
 
 /// Writes the JSON document of the visible graph of `trace` seen with `options` to `out`.
@@ -253,12 +149,6 @@ inline void write_json_view(const Trace& trace, const RenderOptions& options, st
   const Graph& g = trace.graph;
   const VisibleGraph vg = visible_graph(g, options);
   const ModuleLabels labels = module_labels(g);
-  const auto index_or_null = [](JsonWriter& w, ClusterId c) {
-    if (c.valid())
-      w.number(std::uint64_t{c.value});
-    else
-      w.null();
-  };
   JsonWriter w(out);
   w.begin_object();
   w.field("model", trace.model_name);
@@ -268,10 +158,7 @@ inline void write_json_view(const Trace& trace, const RenderOptions& options, st
   w.key("options");
   w.begin_object();
   w.key("depth");
-  if (options.depth)
-    w.number(std::int64_t{*options.depth});
-  else
-    w.null();
+  w.number_or_null(options.depth);
   w.field("expand_nested", options.expand_nested);
   w.field("hide_inner_tensors", options.hide_inner_tensors);
   w.field("hide_module_functions", options.hide_module_functions);
@@ -297,12 +184,12 @@ inline void write_json_view(const Trace& trace, const RenderOptions& options, st
     w.field("depth", std::uint64_t{n.depth});
     w.field("calls", std::uint64_t{v.calls});
     w.key("cluster");
-    index_or_null(w, v.cluster);
+    json_index_or_null(w, v.cluster);
     if (is_tensor_kind(v.kind)) {
       w.field("name", g.tensor(v.node).name);
       if (options.show_shapes) {
         w.key("shape");
-        w.inline_numbers(g.shape(v.node));
+        w.numbers(g.shape(v.node));
       }
     } else {
       if (v.kind == NodeKind::function) {
@@ -335,9 +222,13 @@ inline void write_json_view(const Trace& trace, const RenderOptions& options, st
 
   w.key("edges");
   w.begin_array();
-  for (const VisibleEdge& e : vg.edges)
-    w.raw("{\"from\": " + std::to_string(e.from) + ", \"to\": " + std::to_string(e.to) +
-          ", \"count\": " + std::to_string(e.count) + "}");
+  for (const VisibleEdge& e : vg.edges) {
+    w.begin_object(json_one_line);
+    w.field("from", e.from);
+    w.field("to", e.to);
+    w.field("count", e.count);
+    w.end_object();
+  }
   w.end_array();
 
   w.key("clusters");
@@ -349,7 +240,7 @@ inline void write_json_view(const Trace& trace, const RenderOptions& options, st
     w.field("index", std::uint64_t{k});
     w.field("call", std::uint64_t{c.call.value});
     w.key("parent");
-    index_or_null(w, c.parent);
+    json_index_or_null(w, c.parent);
     w.field("path", m.path);
     w.field("class", m.class_name);
     w.field("label", join_lines(title_lines(g, labels, c.call), "\n"));

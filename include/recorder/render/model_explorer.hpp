@@ -2,7 +2,7 @@
 /// Model Explorer's JSON graph format (`backend::ModelExplorer`): a trace too big for any
 /// drawing opens in Google's Model Explorer, which lays out one namespace level at a time.
 
-#include <recorder/detail/escape.hpp>
+#include <recorder/detail/json_writer.hpp>
 #include <recorder/detail/text.hpp>
 #include <recorder/graph/trace.hpp>
 #include <recorder/render/labels.hpp>
@@ -40,15 +40,16 @@ inline std::string explorer_component(const Graph& g, NodeId call) {
   return s;
 }
 
-/// Appends `"key": "value"` objects of Model Explorer's `KeyValue` lists.
-inline void explorer_key_value(std::string& out, bool& first, std::string_view key,
-                               std::string_view value) {
-  out += first ? "{\"key\": \"" : ", {\"key\": \"";
-  first = false;
-  out += json_escape(key);
-  out += "\", \"value\": \"";
-  out += json_escape(value);
-  out += "\"}";
+/// Model Explorer's outer levels: indented, an empty list too (`[\n      ]`).
+inline constexpr JsonLayout explorer_indented{
+    .lines = true, .indent = 2, .close_on_line = true, .close_on_line_when_empty = true};
+
+/// Writes `{"key": key, "value": value}`, an item of Model Explorer's `KeyValue` lists.
+inline void explorer_key_value(JsonWriter& w, std::string_view key, std::string_view value) {
+  w.begin_object();
+  w.field("key", key);
+  w.field("value", value);
+  w.end_object();
 }
 
 /// Writes `trace` as a Model Explorer `GraphCollection` with one graph to `out`.
@@ -83,77 +84,95 @@ inline void write_model_explorer(const Trace& trace, const RenderOptions& option
   for (const VisibleEdge& e : vg.edges) incoming[e.to].push_back(e.from);
 
   const std::string& name = options.graph_name.empty() ? trace.model_name : options.graph_name;
-  out += "{\n  \"label\": \"";
-  out += json_escape(name);
-  out += "\",\n  \"graphs\": [\n    {\n      \"id\": \"";
-  out += json_escape(name.empty() ? std::string_view("model") : std::string_view(name));
-  out += "\",\n      \"nodes\": [";
+  JsonWriter w(out, explorer_indented);
+  w.begin_object();
+  w.field("label", name);
+  w.key("graphs");
+  w.begin_array();
+  w.begin_object();
+  w.field("id", name.empty() ? std::string_view("model") : std::string_view(name));
+  w.key("nodes");
+  w.begin_array();
   for (std::size_t i = 0; i < vg.nodes.size(); ++i) {
     const VisibleNode& v = vg.nodes[i];
     const NodeId id = v.node;
-    out += i > 0 ? ",\n        {" : "\n        {";
-    out += "\"id\": \"" + std::to_string(id.value) + "\", \"label\": \"";
-    out += json_escape(v.kind == NodeKind::module ? g.module_of(id).class_name
-                                                  : title_lines(g, {}, id).front());
-    out += "\", \"namespace\": \"";
-    out += json_escape(namespace_of(id));
-    out += "\", \"attrs\": [";
-    bool first = true;
+    w.begin_object(json_one_line);
+    w.field("id", std::to_string(id.value));
+    w.field("label", v.kind == NodeKind::module ? g.module_of(id).class_name
+                                                : title_lines(g, {}, id).front());
+    w.field("namespace", namespace_of(id));
+    w.key("attrs");
+    w.begin_array();
     if (v.kind == NodeKind::module) {
       const ModuleInfo& m = g.module_of(id);
-      explorer_key_value(out, first, "path", path_address(g, id));
-      explorer_key_value(out, first, "class", m.class_name);
-      explorer_key_value(out, first, "depth_index", depth_index_label(g, id));
-      explorer_key_value(out, first, "params", with_thousands(m.param_count));
-      for (const auto& [key, value] : m.attributes) explorer_key_value(out, first, key, value);
-      if (g.node(id).failed) explorer_key_value(out, first, "failed", "true");
+      explorer_key_value(w, "path", path_address(g, id));
+      explorer_key_value(w, "class", m.class_name);
+      explorer_key_value(w, "depth_index", depth_index_label(g, id));
+      explorer_key_value(w, "params", with_thousands(m.param_count));
+      for (const auto& [key, value] : m.attributes) explorer_key_value(w, key, value);
+      if (g.node(id).failed) explorer_key_value(w, "failed", "true");
     } else if (v.kind == NodeKind::function) {
-      explorer_key_value(out, first, "op", g.function(id).op);
-      explorer_key_value(out, first, "inplace", g.node(id).inplace ? "true" : "false");
+      explorer_key_value(w, "op", g.function(id).op);
+      explorer_key_value(w, "inplace", g.node(id).inplace ? "true" : "false");
     } else {
-      explorer_key_value(out, first, "kind", to_string(v.kind));
-      explorer_key_value(out, first, "shape", to_string(g.shape(id)));
-      explorer_key_value(out, first, "dtype", g.tensor(id).dtype);
+      explorer_key_value(w, "kind", to_string(v.kind));
+      explorer_key_value(w, "shape", to_string(g.shape(id)));
+      explorer_key_value(w, "dtype", g.tensor(id).dtype);
     }
-    out += "], \"incomingEdges\": [";
+    w.end_array();
+    w.key("incomingEdges");
+    w.begin_array();
     for (std::size_t k = 0; k < incoming[i].size(); ++k) {
-      if (k > 0) out += ", ";
-      out += "{\"sourceNodeId\": \"" + std::to_string(vg.nodes[incoming[i][k]].node.value) +
-             "\", \"sourceNodeOutputId\": \"0\", \"targetNodeInputId\": \"" + std::to_string(k) +
-             "\"}";
+      w.begin_object();
+      w.field("sourceNodeId", std::to_string(vg.nodes[incoming[i][k]].node.value));
+      w.field("sourceNodeOutputId", "0");
+      w.field("targetNodeInputId", std::to_string(k));
+      w.end_object();
     }
-    out += "], \"outputsMetadata\": [";
+    w.end_array();
+    w.key("outputsMetadata");
+    w.begin_array();
     std::vector<NodeId> outputs = v.outputs;
     if (is_tensor_kind(v.kind)) outputs = {id};
     for (std::size_t k = 0; k < outputs.size(); ++k) {
-      out += k > 0 ? ", {\"id\": \"" : "{\"id\": \"";
-      out += std::to_string(k) + "\", \"attrs\": [";
-      bool f = true;
-      explorer_key_value(out, f, "shape", to_string(g.shape(outputs[k])));
-      explorer_key_value(out, f, "dtype", g.tensor(outputs[k]).dtype);
-      out += "]}";
+      w.begin_object();
+      w.field("id", std::to_string(k));
+      w.key("attrs");
+      w.begin_array();
+      explorer_key_value(w, "shape", to_string(g.shape(outputs[k])));
+      explorer_key_value(w, "dtype", g.tensor(outputs[k]).dtype);
+      w.end_array();
+      w.end_object();
     }
-    out += "]}";
+    w.end_array();
+    w.end_object();
   }
-  out += "\n      ],\n      \"groupNodeAttributes\": {";
-  out += "\n        \"\": {\"model\": \"";
-  out += json_escape(trace.model_name);
-  out += "\", \"total_params\": \"" + with_thousands(trace.total_params) +
-         "\", \"trainable_params\": \"" + with_thousands(trace.trainable_params) + "\"}";
+  w.end_array();
+  w.key("groupNodeAttributes");
+  w.begin_object();
+  w.key("");
+  w.begin_object(json_one_line);
+  w.field("model", trace.model_name);
+  w.field("total_params", with_thousands(trace.total_params));
+  w.field("trainable_params", with_thousands(trace.trainable_params));
+  w.end_object();
   for (std::uint32_t i = 0; i < n; ++i) {
     if (space[i].empty()) continue;
     const NodeId id{i};
     const ModuleInfo& m = g.module_of(id);
-    out += ",\n        \"";
-    out += json_escape(space[i]);
-    out += "\": {\"path\": \"";
-    out += json_escape(path_address(g, id));
-    out += "\", \"class\": \"";
-    out += json_escape(m.class_name);
-    out += "\", \"depth_index\": \"" + depth_index_label(g, id) + "\", \"params\": \"" +
-           with_thousands(m.param_count) + "\"}";
+    w.key(space[i]);
+    w.begin_object(json_one_line);
+    w.field("path", path_address(g, id));
+    w.field("class", m.class_name);
+    w.field("depth_index", depth_index_label(g, id));
+    w.field("params", with_thousands(m.param_count));
+    w.end_object();
   }
-  out += "\n      }\n    }\n  ]\n}\n";
+  w.end_object();
+  w.end_object();
+  w.end_array();
+  w.end_object();
+  out += '\n';
 }
 
 }  // namespace detail
