@@ -1,4 +1,4 @@
-// EXPECT: tracing a TorchScript model needs #include <recorder/script.hpp>
+// EXPECT: tracing a TorchScript model needs #include <recorder/script.hpp>, an exported program <recorder/exported.hpp>
 /// The TorchScript front end is a header of its own: recorder.hpp alone does not trace a
 /// torch::jit::Module, and says which header does.
 #ifdef RECORDER_COMPILE_FAIL_TWIN

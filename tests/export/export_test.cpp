@@ -8,7 +8,9 @@
 #include <recorder/export/static_trace.hpp>
 #include <recorder/graph/address.hpp>
 #include <recorder/graph/views.hpp>
+#include <recorder/render/json.hpp>
 #include <recorder/render/labels.hpp>
+#include <recorder/render/render.hpp>
 #include <recorder/render/summary.hpp>
 
 #include <nlohmann/json.hpp>
@@ -210,6 +212,10 @@ BOOST_AUTO_TEST_CASE(the_static_trace_has_the_module_calls_ops_and_tensors_of_th
   BOOST_TEST(block_out.name(1).empty());
   BOOST_TEST(to_string(g.shape(g.call(ids[1]).outputs.at(0))) == "[s40, 2, 4, 4]");
   BOOST_TEST(recorder::detail::shape_repr(block_out) == "(s40, 8)");
+  // JSON gives the size it was exported with, and the names beside it.
+  const std::string json = recorder::render_to_string<recorder::backend::Json>(t);
+  BOOST_TEST(json.find("\"shape\": [3, 8],\n      \"dim_names\": [\"s40\", \"\"],") !=
+             std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(the_summary_is_torchinfos_table) {

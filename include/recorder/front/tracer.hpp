@@ -89,6 +89,18 @@ torch::nn::Module& module_of_holder(H& h) {
     return *h;
 }
 
+/// What the tracer's own front end runs: a `torch::nn::Module` holder (`TORCH_MODULE`'s, a
+/// `std::shared_ptr` to a module, or a `recorder::Module<H>`), whose forward is templated on its
+/// tensor type or is a libtorch module's. Any other model needs a front end of its own
+/// (`front/front_end.hpp`).
+template <class H>
+concept module_holder = requires(H& h) {
+  { *h.holder() } -> std::convertible_to<torch::nn::Module&>;
+}
+|| requires(H& h) {
+  { *h } -> std::convertible_to<torch::nn::Module&>;
+};
+
 }  // namespace detail
 
 /// Traces forwards of a model under the recording policies `Ps...` (default: the graph).
@@ -140,10 +152,8 @@ class Tracer {
   policy_type& policy() noexcept { return policy_; }
 
   /// Runs `model` once on `inputs` (tensors, or tuples/vectors of them) and returns the trace.
-  template <class H, class... In>
-  requires(!std::same_as<std::remove_cvref_t<H>, torch::jit::Module> &&
-           !detail::front_end_included<std::remove_cvref_t<H>>) auto run(H& model,
-                                                                         const In&... inputs) {
+  template <detail::module_holder H, class... In>
+  auto run(H& model, const In&... inputs) {
     check_torch();
     detail::Recording rec(detail::call_hooks_of(policy_), graph_storage());
     detail::Session& s = rec.session();
@@ -213,7 +223,7 @@ class Tracer {
   /// parameters; an exported program's ops and weights): reuse a tracer to trace a model many
   /// times. The model itself is not changed.
   template <class M, class... In>
-  requires(std::same_as<M, torch::jit::Module> || detail::front_end_included<M>) &&
+  requires(!detail::module_holder<M>) &&
       (std::constructible_from<c10::IValue, const In&> &&
        ...) Traced<c10::IValue> run(const M& model, const In&... inputs) {
     return run(model, std::vector<c10::IValue>{c10::IValue(inputs)...});
@@ -221,14 +231,14 @@ class Tracer {
 
   /// `run(model, inputs...)` with the inputs as a list.
   template <class M>
-  requires(std::same_as<M, torch::jit::Module> ||
-           detail::front_end_included<M>) Traced<c10::IValue> run(const M& model,
-                                                                  std::vector<c10::IValue> inputs) {
+  requires(!detail::module_holder<M>) Traced<c10::IValue> run(const M& model,
+                                                              std::vector<c10::IValue> inputs) {
     check_torch();
     if constexpr (!detail::front_end_included<M>) {
       static_assert(detail::front_end_included<M>,
-                    "recorder::Tracer::run: tracing a TorchScript model needs "
-                    "#include <recorder/script.hpp>");
+                    "recorder::Tracer::run: the model is no torch::nn::Module holder, and no "
+                    "front end for its type is included: tracing a TorchScript model needs "
+                    "#include <recorder/script.hpp>, an exported program <recorder/exported.hpp>");
       return {};
     } else {
       using FrontEnd = detail::FrontEnd<M>;

@@ -46,6 +46,12 @@ struct Shape : std::span<const std::int64_t> {
   }
   /// The names, one per dimension; null when no dimension of this graph has one.
   constexpr const std::string_view* names() const noexcept { return names_; }
+  /// True when a dimension has a name.
+  constexpr bool named() const noexcept {
+    for (std::size_t i = 0; i < size(); ++i)
+      if (!name(i).empty()) return true;
+    return false;
+  }
   /// Same sizes and same names.
   friend constexpr bool same_shape(Shape a, Shape b) noexcept {
     if (!std::ranges::equal(a, b)) return false;

@@ -44,6 +44,18 @@ inline void json_failure(JsonWriter& w, const Trace& trace) {
   }
 }
 
+/// Writes a tensor's `"shape": [s, 8]` (a dynamic size as the size it was exported with) and,
+/// when a size has a name, `"dim_names": ["s40", ""]`.
+inline void json_shape(JsonWriter& w, Shape shape) {
+  w.key("shape");
+  w.numbers(shape);
+  if (!shape.named()) return;
+  w.key("dim_names");
+  w.begin_array(json_one_line);
+  for (std::size_t i = 0; i < shape.size(); ++i) w.string(shape.name(i));
+  w.end_array();
+}
+
 /// Writes the JSON document of the whole graph of `trace` to `out`.
 inline void write_json(const Trace& trace, std::string& out) {
   const Graph& g = trace.graph;
@@ -99,8 +111,7 @@ inline void write_json(const Trace& trace, std::string& out) {
     if (is_tensor_kind(n.kind)) {
       const Graph::TensorData& t = g.tensor(id);
       w.field("label", t.name);
-      w.key("shape");
-      w.numbers(g.shape(id));
+      json_shape(w, g.shape(id));
       w.field("dtype", t.dtype);
       w.field("device", t.device);
       w.key("producer");
@@ -188,8 +199,7 @@ inline void write_json_view(const Trace& trace, const RenderOptions& options, st
     if (is_tensor_kind(v.kind)) {
       w.field("name", g.tensor(v.node).name);
       if (options.show_shapes) {
-        w.key("shape");
-        w.numbers(g.shape(v.node));
+        json_shape(w, g.shape(v.node));
       }
     } else {
       if (v.kind == NodeKind::function) {
