@@ -56,17 +56,9 @@ inline std::string net_class(const std::string& name) {
 }
 
 /// The recorded module calls as `ExpectedCalls` spells them ("depth path Class #call"), the
-/// Python nets' classes as `FuzzNet`; calls the recorder inferred are left out.
+/// Python nets' classes as `FuzzNet`.
 inline std::vector<std::string> python_calls(const recorder::Graph& g) {
-  std::vector<std::string> recorded;
-  for (recorder::NodeId c : recorder::views::module_calls(g)) {
-    if (g.node(c).inferred) continue;
-    const auto& module = g.module_of(c);
-    recorded.push_back(std::to_string(g.node(c).depth) + ' ' +
-                       (module.path.empty() ? std::string("<root>") : module.path) + ' ' +
-                       net_class(module.class_name) + " #" + std::to_string(g.call(c).call_index));
-  }
-  return recorded;
+  return recorded_calls(g, &net_class);
 }
 
 /// Adds the classes of the calls of `g` besides the nets' to `leaves` (what the seeds reached).
