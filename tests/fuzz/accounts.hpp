@@ -328,15 +328,18 @@ class ExpectedCalls {
   std::map<std::string, std::uint32_t> counts_;
 };
 
-/// The recorded module calls as `ExpectedCalls` spells them. Calls the recorder inferred inside
-/// a leaf (its submodules, seen through their parameters) are not calls the model made: left out.
-inline std::vector<std::string> recorded_calls(const recorder::Graph& g) {
+/// The recorded module calls as `ExpectedCalls` spells them, each class as `class_name` names it
+/// (the Python legs' `FuzzNet_<k>` as `FuzzNet`). Calls the recorder inferred inside a leaf (its
+/// submodules, seen through their parameters) are not calls the model made: left out.
+inline std::vector<std::string> recorded_calls(
+    const recorder::Graph& g, std::string (*class_name)(const std::string&) = nullptr) {
   std::vector<std::string> out;
   for (recorder::NodeId c : recorder::views::module_calls(g)) {
     if (g.node(c).inferred) continue;
     const auto& m = g.module_of(c);
     out.push_back(std::to_string(g.node(c).depth) + ' ' +
-                  (m.path.empty() ? std::string("<root>") : m.path) + ' ' + m.class_name + " #" +
+                  (m.path.empty() ? std::string("<root>") : m.path) + ' ' +
+                  (class_name ? class_name(m.class_name) : m.class_name) + " #" +
                   std::to_string(g.call(c).call_index));
   }
   return out;

@@ -17,14 +17,13 @@
 ///     trace outside leaf modules (for this front end a module whose forward calls no
 ///     submodule, so a net without children too).
 ///
-///   fuzz_script --seeds N [--start S] [--batch B] [--verbose] [--keep DIR]
+///   fuzz_script --seeds N [--start S] [--batch B] [--skip S1,S2,...] [--verbose] [--keep DIR]
 ///
 /// Ends with the line "N passed, F failed, K not scriptable"; exits 0 when nothing failed.
 
 #include "accounts.hpp"
-#include "args.hpp"
 #include "net.hpp"
-#include "python.hpp"
+#include "python_leg.hpp"
 #include "spec.hpp"
 
 #include <recorder/recorder.hpp>
@@ -32,18 +31,11 @@
 
 #include <torch/torch.h>
 
-#include <unistd.h>
-
-#include <chrono>
 #include <cstdint>
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <iterator>
 #include <set>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #ifndef RECORDER_PYTHON3
@@ -54,30 +46,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-/// Scripts the models `seed_<s>.py` of a folder: `seed_<s>.pt`, or `seed_<s>.err` with the
-/// Python traceback when scripting fails.
-constexpr const char* kDriver = R"(import importlib.util, os, sys, traceback
-import torch
-torch.set_num_threads(1)
-folder = sys.argv[1]
-for seed in sys.argv[2:]:
-    base = os.path.join(folder, "seed_" + seed)
-    try:
-        spec = importlib.util.spec_from_file_location("fuzz_seed_" + seed, base + ".py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = module  # TorchScript reads the classes' source through it
-        spec.loader.exec_module(module)
-        torch.manual_seed(int(seed))
-        torch.jit.script(module.make().eval()).save(base + ".pt")
-    except Exception:
-        with open(base + ".err", "w") as f:
-            f.write(traceback.format_exc())
-)";
-
-std::string read_text(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
+/// Scripts the models `seed_<s>.py` of a folder (`python_driver`): `seed_<s>.pt`, or
+/// `seed_<s>.err` with the Python traceback when scripting fails.
+constexpr const char* kDriver = R"(torch.jit.script(model).save(base + ".pt"))";
 
 void flatten_ivalue(const c10::IValue& v, std::vector<at::Tensor>& out) {
   if (v.isTensor()) {
@@ -87,25 +58,9 @@ void flatten_ivalue(const c10::IValue& v, std::vector<at::Tensor>& out) {
   }
 }
 
-/// "FuzzNet_12" -> "FuzzNet": each net of the Python model is a class of its own.
-std::string net_class(const std::string& name) {
-  const std::string_view prefix = "FuzzNet_";
-  if (name.rfind(prefix, 0) != 0 || name.size() == prefix.size()) return name;
-  for (std::size_t i = prefix.size(); i < name.size(); ++i)
-    if (name[i] < '0' || name[i] > '9') return name;
-  return "FuzzNet";
-}
-
 void compare_script_calls(const recorder::Graph& g, const fuzz::ModelSpec& m, fuzz::Problems& p) {
   const auto expected = fuzz::ExpectedCalls{}.of(m);
-  std::vector<std::string> recorded;
-  for (recorder::NodeId c : recorder::views::module_calls(g)) {
-    if (g.node(c).inferred) continue;
-    const auto& module = g.module_of(c);
-    recorded.push_back(std::to_string(g.node(c).depth) + ' ' +
-                       (module.path.empty() ? std::string("<root>") : module.path) + ' ' +
-                       net_class(module.class_name) + " #" + std::to_string(g.call(c).call_index));
-  }
+  const auto recorded = fuzz::python_calls(g);
   if (recorded != expected) p.add("calls", fuzz::first_difference(recorded, expected));
 }
 
@@ -141,7 +96,7 @@ std::vector<std::string> functions_where(const recorder::Graph& g, Keep keep) {
 /// The function nodes recorded directly in nets (not in libtorch's leaf modules).
 std::vector<std::string> net_ops(const recorder::Graph& g) {
   return functions_where(g, [&](recorder::NodeId parent) {
-    return parent.valid() && net_class(g.module_of(parent).class_name) == "FuzzNet";
+    return parent.valid() && fuzz::net_class(g.module_of(parent).class_name) == "FuzzNet";
   });
 }
 
@@ -182,10 +137,6 @@ std::vector<std::string> templated_net_ops(const fuzz::ModelSpec& spec) {
   return net_ops(recorder::Trace(tracer.run(net, x)).graph);
 }
 
-struct Checked {
-  std::size_t nodes = 0, ops = 0, calls = 0, outputs = 0;
-};
-
 /// What the seeds reached: the leaf classes called, and how many nets had both forwards.
 struct Coverage {
   std::set<std::string> leaves;
@@ -199,217 +150,103 @@ std::vector<std::string> outside_leaves(const recorder::Graph& g) {
       g, [&](recorder::NodeId parent) { return !parent.valid() || !g.module_of(parent).leaf; });
 }
 
-std::vector<std::string> call_list(const recorder::Graph& g) {
-  std::vector<std::string> out;
-  for (recorder::NodeId c : recorder::views::module_calls(g))
-    out.push_back(g.module_of(c).path + '#' + std::to_string(g.call(c).call_index));
-  return out;
-}
-
 /// Every account on the scripted model in `file` of `spec`.
-fuzz::Problems check(const fuzz::ModelSpec& spec, const fs::path& file, Checked* checked,
-                     Coverage* coverage) {
-  fuzz::Problems problems;
-  try {
-    torch::jit::Module m = recorder::load_model(file);
-    m.eval();
-    torch::manual_seed(static_cast<std::uint64_t>(spec.seed));
-    const at::Tensor x = torch::randn({fuzz::kRows, fuzz::kFeatures});
-    const at::Tensor y = torch::randn({fuzz::kRows, fuzz::kFeatures});
-    auto inputs = [&] {
-      std::vector<c10::IValue> in{x.clone()};
-      if (spec.pair_root) in.emplace_back(y.clone());
-      return in;
-    };
+void check(const fuzz::ModelSpec& spec, const fs::path& file, fuzz::Checked* checked,
+           Coverage* coverage, fuzz::Problems& problems) {
+  torch::jit::Module m = recorder::load_model(file);
+  m.eval();
+  torch::manual_seed(static_cast<std::uint64_t>(spec.seed));
+  const at::Tensor x = torch::randn({fuzz::kRows, fuzz::kFeatures});
+  const at::Tensor y = torch::randn({fuzz::kRows, fuzz::kFeatures});
+  auto inputs = [&] {
+    std::vector<c10::IValue> in{x.clone()};
+    if (spec.pair_root) in.emplace_back(y.clone());
+    return in;
+  };
 
-    std::vector<at::Tensor> plain, traced;
-    {
-      torch::NoGradGuard no_grad;
-      flatten_ivalue(m.forward(inputs()), plain);
-    }
-
-    recorder::Tracer<recorder::record::AtenOps> tracer(
-        recorder::TraceOptions{.mode = recorder::TrainMode::eval, .no_grad = true});
-    // The first trace instruments a copy of the model (cloning and rewriting its graphs): the
-    // observer watches the second, which reuses the copy, so it sees the forward alone.
-    auto run = [&](auto&&... in) { return tracer.run(m, in...); };
-    auto call = [&](std::vector<c10::IValue> in) {
-      return spec.pair_root ? run(in[0].toTensor(), in[1].toTensor()) : run(in[0].toTensor());
-    };
-    (void)call(inputs());
-    fuzz::AtenLog log;
-    auto in = inputs();
-    log.active = true;
-    auto t = call(std::move(in));
-    log.active = false;
-    flatten_ivalue(t.output, traced);
-    const recorder::Trace trace(std::move(t));
-
-    fuzz::compare_outputs(plain, traced, problems);
-    fuzz::compare_ops(trace.graph, script_events(log.ops), problems);
-    compare_script_calls(trace.graph, spec, problems);
-    fuzz::check_addresses(trace.graph, problems);
-    fuzz::check_renders(trace, false, problems);
-
-    // (6) structure: a Structure trace records the same calls, and the AtenOps trace's ops
-    // outside leaves, a subscript's ops as one `__getitem__`.
-    const recorder::Trace structure(
-        recorder::Tracer<recorder::record::Structure>(
-            recorder::TraceOptions{.mode = recorder::TrainMode::eval, .no_grad = true})
-            .run(m, inputs()));
-    if (call_list(structure.graph) != call_list(trace.graph))
-      problems.add("structure", "calls: " + fuzz::first_difference(call_list(structure.graph),
-                                                                   call_list(trace.graph)));
-    const auto structure_ops = fuzz::recorded_functions(structure.graph);
-    const auto aten_ops = fuzz::fold_subscripts(structure_ops, outside_leaves(trace.graph));
-    if (structure_ops != aten_ops)
-      problems.add("structure", "ops: " + fuzz::first_difference(structure_ops, aten_ops));
-
-    const auto script = script_as_templated(net_ops(trace.graph));
-    const auto templated = templated_net_ops(spec);
-    if (script != templated) problems.add("templated", fuzz::first_difference(script, templated));
-
-    if (coverage != nullptr)
-      for (recorder::NodeId c : recorder::views::module_calls(trace.graph))
-        if (net_class(trace.graph.module_of(c).class_name) != "FuzzNet")
-          coverage->leaves.insert(trace.graph.module_of(c).class_name);
-    if (checked != nullptr)
-      *checked = {trace.graph.size(), log.ops.size(), fuzz::ExpectedCalls{}.of(spec).size(),
-                  traced.size()};
-  } catch (const std::exception& e) {
-    problems.add("threw", e.what());
+  std::vector<at::Tensor> plain, traced;
+  {
+    torch::NoGradGuard no_grad;
+    flatten_ivalue(m.forward(inputs()), plain);
   }
-  return problems;
-}
 
-int usage(const char* argv0) {
-  std::cerr << "usage: " << argv0
-            << " --seeds N [--start S] [--batch B] [--verbose] [--keep DIR]\n";
-  return 2;
-}
+  recorder::Tracer<recorder::record::AtenOps> tracer(
+      recorder::TraceOptions{.mode = recorder::TrainMode::eval, .no_grad = true});
+  // The first trace instruments a copy of the model (cloning and rewriting its graphs): the
+  // observer watches the second, which reuses the copy, so it sees the forward alone.
+  auto run = [&](auto&&... in) { return tracer.run(m, in...); };
+  auto call = [&](std::vector<c10::IValue> in) {
+    return spec.pair_root ? run(in[0].toTensor(), in[1].toTensor()) : run(in[0].toTensor());
+  };
+  (void)call(inputs());
+  fuzz::AtenLog log;
+  auto in = inputs();
+  log.active = true;
+  auto t = call(std::move(in));
+  log.active = false;
+  flatten_ivalue(t.output, traced);
+  const recorder::Trace trace(std::move(t));
 
-void print_indented(const std::string& text) {
-  for (std::size_t b = 0, e; b < text.size(); b = e + 1) {
-    e = text.find('\n', b);
-    if (e == std::string::npos) e = text.size();
-    std::cout << "    " << text.substr(b, e - b) << '\n';
-  }
+  fuzz::compare_outputs(plain, traced, problems);
+  fuzz::compare_ops(trace.graph, script_events(log.ops), problems);
+  compare_script_calls(trace.graph, spec, problems);
+  fuzz::check_addresses(trace.graph, problems);
+  fuzz::check_renders(trace, false, problems);
+
+  // (6) structure: a Structure trace records the same calls, and the AtenOps trace's ops
+  // outside leaves, a subscript's ops as one `__getitem__`.
+  const recorder::Trace structure(
+      recorder::Tracer<recorder::record::Structure>(
+          recorder::TraceOptions{.mode = recorder::TrainMode::eval, .no_grad = true})
+          .run(m, inputs()));
+  if (fuzz::call_list(structure.graph) != fuzz::call_list(trace.graph))
+    problems.add("structure", "calls: " + fuzz::first_difference(fuzz::call_list(structure.graph),
+                                                                 fuzz::call_list(trace.graph)));
+  const auto structure_ops = fuzz::recorded_functions(structure.graph);
+  const auto aten_ops = fuzz::fold_subscripts(structure_ops, outside_leaves(trace.graph));
+  if (structure_ops != aten_ops)
+    problems.add("structure", "ops: " + fuzz::first_difference(structure_ops, aten_ops));
+
+  const auto script = script_as_templated(net_ops(trace.graph));
+  const auto templated = templated_net_ops(spec);
+  if (script != templated) problems.add("templated", fuzz::first_difference(script, templated));
+
+  if (coverage != nullptr) fuzz::add_leaves(trace.graph, coverage->leaves);
+  if (checked != nullptr)
+    *checked = {trace.graph.size(), log.ops.size(), fuzz::ExpectedCalls{}.of(spec).size(),
+                traced.size()};
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::uint64_t seeds = 0, start = 1, batch = 100;
-  bool have_seeds = false, verbose = false;
-  std::string keep;
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view a = argv[i];
-    const bool has_value = i + 1 < argc;
-    if (a == "--seeds" && has_value && fuzz::parse_count(argv[i + 1], seeds)) {
-      have_seeds = true;
-      ++i;
-    } else if (a == "--start" && has_value && fuzz::parse_count(argv[i + 1], start)) {
-      ++i;
-    } else if (a == "--batch" && has_value && fuzz::parse_count(argv[i + 1], batch) && batch > 0) {
-      ++i;
-    } else if (a == "--keep" && has_value) {
-      keep = argv[++i];
-    } else if (a == "--verbose") {
-      verbose = true;
-    } else {
-      std::cerr << "fuzz_script: unknown or malformed argument '" << a << "'\n";
-      return usage(argv[0]);
-    }
-  }
-  if (!have_seeds) return usage(argv[0]);
-
-  // Without python3 and its torch there is nothing to check: that is a failure, never a pass.
   const std::string python = RECORDER_PYTHON3;
-  if (std::system((python + " -c 'import torch' > /dev/null 2>&1").c_str()) != 0) {
-    std::cout << "fuzz_script: " << python
-              << " cannot import torch: install python3-torch (scripts/lib.sh does)\n"
-              << "0 passed, " << seeds << " failed, 0 not scriptable\n";
-    return 1;
-  }
-  const fs::path folder =
-      keep.empty() ? fs::temp_directory_path() / ("fuzz_script." + std::to_string(::getpid()))
-                   : fs::path(keep);
-  fs::create_directories(folder);
-  std::ofstream(folder / "driver.py") << kDriver;
-
-  at::set_num_threads(1);
-  std::uint64_t passed = 0, failed = 0, unscriptable = 0;
   Coverage coverage;
-  const auto began = std::chrono::steady_clock::now();
-  for (std::uint64_t first = start; first < start + seeds; first += batch) {
-    const std::uint64_t end = std::min(first + batch, start + seeds);
-    std::string command = python + " " + (folder / "driver.py").string() + " " + folder.string();
-    std::vector<std::uint64_t> scriptable;
-    for (std::uint64_t seed = first; seed < end; ++seed) {
-      const auto source = fuzz::python_source(fuzz::generate(seed));
-      if (!source) {
-        ++unscriptable;
-        continue;
-      }
-      std::ofstream(folder / ("seed_" + std::to_string(seed) + ".py")) << *source;
-      for (std::size_t at = source->find("def forward(self, x: Tensor, y: Optional");
-           at != std::string::npos;
-           at = source->find("def forward(self, x: Tensor, y: Optional", at + 1))
-        ++coverage.overloaded;
-      scriptable.push_back(seed);
-      command += " " + std::to_string(seed);
-    }
-    if (!scriptable.empty() && std::system(command.c_str()) != 0) {
-      std::cout << "fuzz_script: the python3 driver failed: " << command << '\n';
-      return 1;
-    }
-    for (std::uint64_t seed : scriptable) {
-      const fuzz::ModelSpec spec = fuzz::generate(seed);
-      const fs::path base = folder / ("seed_" + std::to_string(seed));
-      fuzz::Problems problems;
-      Checked checked;
-      fs::path pt = base;
-      pt += ".pt";
-      fs::path err = base;
-      err += ".err";
-      if (fs::exists(err))
-        problems.add("script", "torch.jit.script failed:\n" + read_text(err));
-      else
-        problems = check(spec, pt, &checked, &coverage);
-      if (problems.empty()) {
-        ++passed;
-        if (verbose)
-          std::cout << "seed " << seed << ": ok (" << fuzz::size(spec.root)
-                    << " steps and children, " << checked.nodes << " nodes, " << checked.ops
-                    << " aten ops, " << checked.calls << " module calls, " << checked.outputs
-                    << " outputs)\n";
-      } else {
-        ++failed;
-        std::cout << "seed " << seed << " FAILED:\n";
-        for (const auto& p : problems.items) std::cout << "  " << p << '\n';
-        std::cout << "  model:\n";
-        print_indented(fuzz::listing(spec));
-        std::cout << "  python: " << base.string() << ".py\n";
-      }
-      if (keep.empty() && problems.empty()) {
-        for (const char* ext : {".py", ".pt"}) {
-          fs::path f = base;
-          f += ext;
-          fs::remove(f);
-        }
-      }
-    }
-  }
-  if (keep.empty() && failed == 0) fs::remove_all(folder);
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
-  std::cout << "classes called besides the nets: " << coverage.leaves.size() << " (";
-  for (const auto& name : coverage.leaves)
-    std::cout << (name == *coverage.leaves.begin() ? "" : " ") << name;
-  std::cout << "); nets with both forwards (TorchScript overloads): " << coverage.overloaded
-            << '\n';
-  std::cout << "(" << seeds << " seeds in " << static_cast<int>(seconds * 10) / 10.0 << " s)\n";
-  std::cout << passed << " passed, " << failed << " failed, " << unscriptable
-            << " not scriptable\n";
-  return failed == 0 ? 0 : 1;
+  return fuzz::leg_main(
+      argc, argv,
+      fuzz::Leg{
+          .program = "fuzz_script",
+          .python = python,
+          .driver = fuzz::python_driver(kDriver),
+          .refused = "not scriptable",
+          .refusal_fails = true,
+          .account = "script",
+          .what_failed = "torch.jit.script",
+          .outputs = {".pt"},
+          .ops = "aten ops",
+          .needs = "torch",
+          .missing = python + " cannot import torch: install python3-torch (scripts/lib.sh does)"},
+      [&](std::uint64_t, const std::string& source) {
+        for (std::size_t at = source.find("def forward(self, x: Tensor, y: Optional");
+             at != std::string::npos;
+             at = source.find("def forward(self, x: Tensor, y: Optional", at + 1))
+          ++coverage.overloaded;
+      },
+      [&](const fuzz::ModelSpec& spec, const std::string& base, fuzz::Checked& checked,
+          fuzz::Problems& problems) { check(spec, base + ".pt", &checked, &coverage, problems); },
+      [&] {
+        std::cout << fuzz::leaves_line(coverage.leaves)
+                  << "; nets with both forwards (TorchScript overloads): " << coverage.overloaded
+                  << '\n';
+      });
 }
