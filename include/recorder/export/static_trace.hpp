@@ -129,14 +129,15 @@ class Plan {
   }
 
   /// The results of the op node of nodes [first, end): the tensors they make that are read
-  /// after them, else the last node's.
+  /// after them, else those of the last node that makes any (a group may end in nodes that make
+  /// none, such as the `_assert_tensor_metadata` before a `.to(dtype)`).
   std::vector<std::string_view> results(std::size_t first, std::size_t end) const {
     std::vector<std::string_view> out;
     for (std::size_t k = first; k < end; ++k)
       for (const std::string& t : p_.nodes[k].outputs)
         if (read_after(t, end)) out.push_back(t);
-    if (out.empty())
-      for (const std::string& t : p_.nodes[end - 1].outputs) out.push_back(t);
+    for (std::size_t k = end; out.empty() && k > first; --k)
+      for (const std::string& t : p_.nodes[k - 1].outputs) out.push_back(t);
     return out;
   }
 

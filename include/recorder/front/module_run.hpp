@@ -101,7 +101,6 @@ concept module_holder = requires(H& h) {
   { *h } -> std::convertible_to<torch::nn::Module&>;
 };
 
-
 /// Runs module holders under recording policy `P`: the forward on RecorderTensor<P>s, module
 /// calls through `recorder::Module`, outputs marked, the model's facts; a `TraceError` from the
 /// forward leaves the partial trace in it.
@@ -204,8 +203,7 @@ struct ModuleFrontEnd {
     std::size_t i = 0;
     auto visit = [&](const auto& leaf) {
       if constexpr (is_recorder_tensor_v<decltype(leaf)>) {
-        const NodeId src =
-            operand_node(rec.session(), leaf.tensor(), Access::ref(leaf));
+        const NodeId src = operand_node(rec.session(), leaf.tensor(), Access::ref(leaf));
         rec.output(src, leaf.tensor(), i++, n);
       }
     };
