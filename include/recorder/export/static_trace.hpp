@@ -532,8 +532,8 @@ class StaticBuilder {
 
 /// The trace of program `p` read without running it: module calls with their paths and classes
 /// (a reused module's calls told apart), depth-index labels, op nodes, tensors with the dtype
-/// and shape the program records (a dynamic size shows its name, `[s0, 8]`, and counts as its hint), parameters from the
-/// signature (tied ones once), edges. `Trace::total_params` counts every parameter the
+/// and shape the program records (a dynamic size shows its name, `[s0, 8]`, and counts as the
+/// size it was exported with), parameters from the signature (tied ones once), edges. `Trace::total_params` counts every parameter the
 /// program lifts.
 inline Trace exported_trace(const Program& p, const ExportedTraceOptions& options = {}) {
   const detail::Plan plan(p, options);

@@ -81,12 +81,13 @@ std::vector<CallHooks*> call_hooks_of(P& p) {
   return hooks;
 }
 
+/// The holder inside `h`: `h.holder()` for a `recorder::Module<H>`, else `h` itself.
 template <class H>
-torch::nn::Module& module_of_holder(H& h) {
+auto& holder_of(H& h) {
   if constexpr (requires { h.holder(); })
-    return *h.holder();
+    return h.holder();
   else
-    return *h;
+    return h;
 }
 
 /// What the tracer's own front end runs: a `torch::nn::Module` holder (`TORCH_MODULE`'s, a
@@ -95,11 +96,14 @@ torch::nn::Module& module_of_holder(H& h) {
 /// (`front/front_end.hpp`).
 template <class H>
 concept module_holder = requires(H& h) {
-  { *h.holder() } -> std::convertible_to<torch::nn::Module&>;
-}
-|| requires(H& h) {
-  { *h } -> std::convertible_to<torch::nn::Module&>;
+  { *holder_of(h) } -> std::convertible_to<torch::nn::Module&>;
 };
+
+/// The module `h` holds.
+template <module_holder H>
+torch::nn::Module& module_of_holder(H& h) {
+  return *holder_of(h);
+}
 
 /// Runs module holders under recording policy `P`: the forward on RecorderTensor<P>s, module
 /// calls through `recorder::Module`, outputs marked, the model's facts; a `TraceError` from the
@@ -174,14 +178,6 @@ struct ModuleFrontEnd {
     };
     for_each_leaf(x, visit);
     return n;
-  }
-
-  template <class H>
-  static auto& holder_of(H& h) {
-    if constexpr (requires { h.holder(); })
-      return h.holder();
-    else
-      return h;
   }
 
   /// A traced result leaf as a plain tensor; anything else as it is.
