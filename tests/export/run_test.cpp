@@ -256,59 +256,116 @@ BOOST_AUTO_TEST_CASE(a_failure_mid_run_leaves_a_renderable_partial_trace) {
   BOOST_TEST(tracer.run(lstm, inputs_of("lstm")).complete());
 }
 
-BOOST_AUTO_TEST_CASE(damaged_archives_are_refused_in_one_line_or_run) {
-  // mlp.pt2 cut short, with one bit flipped anywhere (mostly in the weights, which the zip
-  // reader does not check), or one bit flipped in the program's JSON, 300 ways: each is refused
-  // by the reader in one line naming the file, or read (then traced statically and rendered, and
-  // run: the run ends or fails in one of recorder's errors). Never a crash or another exception:
-  // scripts/test.sh's sanitizer stage runs this under ASan and UBSan.
+namespace {
+
+/// What became of a damaged archive: refused by the reader, or read (then traced statically and
+/// rendered) and run, the run ending or failing in one of recorder's errors.
+struct Outcomes {
+  int refused = 0, read = 0, ran = 0;
+};
+
+/// Writes `bytes` to `path` and reads and runs it (on `x`) as a user would, counting the outcome
+/// in `o`. A refusal must be one line naming the file; anything else (a crash, another
+/// exception) fails the test: scripts/test.sh's sanitizer stage runs this under ASan and UBSan.
+void read_and_run(const std::string& bytes, const std::string& path,
+                  const std::vector<c10::IValue>& x, Outcomes& o) {
+  std::ofstream(path, std::ios::binary) << bytes;
+  recorder::Tracer<rr::Structure> tracer;
+  try {
+    const recorder::ExportedProgram p = recorder::load_exported(path);
+    BOOST_TEST(!recorder::summary(recorder::static_trace(p)).empty());
+    ++o.read;
+    try {
+      BOOST_TEST(tracer.run(p, x).complete());
+      ++o.ran;
+    } catch (const recorder::ExportedFileError& e) {
+      BOOST_TEST(std::string(e.what()).find('\n') == std::string::npos, e.what());
+    } catch (const recorder::TraceError&) {
+    }
+  } catch (const recorder::ExportedFileError& e) {
+    ++o.refused;
+    const std::string what = e.what();
+    BOOST_TEST(what.rfind("recorder: cannot read '" + path + "': ", 0) == 0u, what);
+    BOOST_TEST(what.find('\n') == std::string::npos, what);
+  }
+}
+
+/// mlp.pt2's bytes, and where its program's JSON begins and ends in them.
+struct Archive {
+  std::string bytes;
+  std::size_t json_begin = 0, json_end = 0;
+};
+
+Archive mlp_archive() {
+  Archive a;
   std::ifstream in(file("mlp.pt2"), std::ios::binary);
-  const std::string bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  BOOST_TEST_REQUIRE(bytes.size() > 1000u);
-  const std::size_t json_begin = bytes.find("{\"graph_module\"");
-  BOOST_TEST_REQUIRE(json_begin != std::string::npos);
-  const std::size_t json_end = bytes.find("PK\x03\x04", json_begin);
-  BOOST_TEST_REQUIRE(json_end != std::string::npos);
+  a.bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  BOOST_TEST_REQUIRE(a.bytes.size() > 1000u);
+  a.json_begin = a.bytes.find("{\"graph_module\"");
+  BOOST_TEST_REQUIRE(a.json_begin != std::string::npos);
+  a.json_end = a.bytes.find("PK\x03\x04", a.json_begin);
+  BOOST_TEST_REQUIRE(a.json_end != std::string::npos);
+  return a;
+}
+
+fs::path damaged_folder() {
   const fs::path dir = fs::path(RECORDER_EXPORT_MODELS) / "damaged";
   fs::create_directories(dir);
+  return dir;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(damaged_archives_are_refused_in_one_line_or_run) {
+  // mlp.pt2 cut short, with one bit flipped anywhere (mostly in the weights, which the zip
+  // reader does not check), or one bit flipped in the program's JSON, 300 ways.
+  const Archive a = mlp_archive();
+  const fs::path dir = damaged_folder();
   std::mt19937 rng(42);
   const std::vector<c10::IValue> x = inputs_of("mlp");
-  recorder::Tracer<rr::Structure> tracer;
-  int refused = 0, read = 0, ran = 0;
+  Outcomes o;
   constexpr int n = 300;
   for (int k = 0; k < n; ++k) {
-    std::string damaged = bytes;
+    std::string damaged = a.bytes;
     const auto flip = [&](std::size_t at) {
       damaged[at] = static_cast<char>(damaged[at] ^ static_cast<char>(1u << (rng() % 8u)));
     };
     if (k % 3 == 0)
-      damaged.resize(rng() % bytes.size());
+      damaged.resize(rng() % a.bytes.size());
     else if (k % 3 == 1)
-      flip(rng() % bytes.size());
+      flip(rng() % a.bytes.size());
     else
-      flip(json_begin + rng() % (json_end - json_begin));
-    const std::string path = (dir / ("damaged_" + std::to_string(k) + ".pt2")).string();
-    std::ofstream(path, std::ios::binary) << damaged;
-    try {
-      const recorder::ExportedProgram p = recorder::load_exported(path);
-      BOOST_TEST(!recorder::summary(recorder::static_trace(p)).empty());
-      ++read;
-      try {
-        BOOST_TEST(tracer.run(p, x).complete());
-        ++ran;
-      } catch (const recorder::ExportedFileError& e) {
-        BOOST_TEST(std::string(e.what()).find('\n') == std::string::npos, e.what());
-      } catch (const recorder::TraceError&) {
-      }
-    } catch (const recorder::ExportedFileError& e) {
-      ++refused;
-      const std::string what = e.what();
-      BOOST_TEST(what.rfind("recorder: cannot read '" + path + "': ", 0) == 0u, what);
-      BOOST_TEST(what.find('\n') == std::string::npos, what);
-    }
+      flip(a.json_begin + rng() % (a.json_end - a.json_begin));
+    read_and_run(damaged, (dir / ("damaged_" + std::to_string(k) + ".pt2")).string(), x, o);
   }
-  BOOST_TEST(refused + read == n);
-  BOOST_TEST(refused > 0);
-  BOOST_TEST(ran > 0);
-  BOOST_TEST_MESSAGE(refused << " refused, " << read << " read, " << ran << " ran");
+  BOOST_TEST(o.refused + o.read == n);
+  BOOST_TEST(o.refused > 0);
+  BOOST_TEST(o.ran > 0);
+  BOOST_TEST_MESSAGE(o.refused << " refused, " << o.read << " read, " << o.ran << " ran");
+}
+
+BOOST_AUTO_TEST_CASE(every_key_of_the_program_renamed_is_refused_in_one_line_or_run) {
+  // Each key of the program's JSON in turn renamed (its first letter's lowest bit flipped:
+  // "name" becomes "oame"), as if a writer had left it out: the random flips above found a
+  // node's argument without its "name" escaping the runner as a JSON library error.
+  const Archive a = mlp_archive();
+  const fs::path dir = damaged_folder();
+  const std::vector<c10::IValue> x = inputs_of("mlp");
+  Outcomes o;
+  int n = 0;
+  for (std::size_t at = a.bytes.find("\": ", a.json_begin); at < a.json_end;
+       at = a.bytes.find("\": ", at + 1)) {
+    const std::size_t open = a.bytes.rfind('"', at - 1);
+    if (open == std::string::npos || open < a.json_begin || open + 1 == at) continue;
+    std::string damaged = a.bytes;
+    damaged[open + 1] = static_cast<char>(damaged[open + 1] ^ 1);
+    read_and_run(damaged, (dir / ("renamed_" + std::to_string(n) + ".pt2")).string(), x, o);
+    ++n;
+  }
+  BOOST_TEST(n > 300);
+  BOOST_TEST(o.refused + o.read == n);
+  BOOST_TEST(o.refused > 0);
+  BOOST_TEST(o.read > o.ran);  // some read, then refused by the runner
+  BOOST_TEST_MESSAGE(n << " keys: " << o.refused << " refused, " << o.read << " read, " << o.ran
+                       << " ran");
 }

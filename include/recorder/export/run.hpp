@@ -410,7 +410,12 @@ class ExportedRunner {
   /// `ExportedRunError` naming the first op this libtorch lacks, or a weight it cannot read.
   ExportedRunner(const ExportedProgram& program, const ExportedTraceOptions& options)
       : program_(program), plan_(program_.program, options) {
-    resolve_ops();
+    try {
+      resolve_ops();
+    } catch (const exported::detail::json::exception& e) {  // a node's arguments, malformed
+      throw ExportedRunError(program_.file, "its node " + program_.program.nodes[compiling_].name +
+                                                " is malformed: " + e.what());
+    }
     load_state();
   }
   ExportedRunner(const ExportedRunner&) = delete;
@@ -538,6 +543,7 @@ class ExportedRunner {
     const auto& nodes = program_.program.nodes;
     steps_.resize(nodes.size());
     for (std::size_t i = 0; i < nodes.size(); ++i) {
+      compiling_ = i;
       const std::string& target = nodes[i].target;
       ed::Step& s = steps_[i];
       if (target.rfind("_operator.", 0) == 0) {
@@ -564,7 +570,7 @@ class ExportedRunner {
       compile(nodes[i], s);
     }
     for (std::size_t i = 0; i < nodes.size(); ++i)
-      if (!steps_[i].op) {
+      if (compiling_ = i; !steps_[i].op) {
         for (const auto& a : nodes[i].arguments)
           steps_[i].args.push_back(ed::compile_argument(a.at("arg"), slots_));
         steps_[i].results = ed::compile_results(nodes[i].results, slots_);
@@ -717,6 +723,7 @@ class ExportedRunner {
   std::vector<Group> groups_;  ///< by the node each starts at
   std::size_t op_names_ = 0;
   std::vector<std::vector<int>> call_inputs_, call_outputs_;
+  std::size_t compiling_ = 0;  ///< the node `resolve_ops` is at, for its errors
 };
 
 namespace exported::detail {
