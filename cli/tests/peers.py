@@ -4,7 +4,8 @@ the parity tests (peers_test.cpp). Run by the Python of the project's virtual en
 
     python peers.py summary <model> <inputs> [--depth N] [--columns a,b] [--row-settings a,b]
                             [--col-width N]
-        prints torchinfo.summary's table, as `recorder summary` prints its own
+        prints torchinfo.summary's table, as `recorder summary` prints its own: PyPI's 1.8.0's,
+        then a line "--- torchinfo's current source (third_party/torchinfo)" and the source's
     python peers.py draw <model> <inputs> [--depth N|inf] [--expand-nested]
         prints "<nodes> nodes, <edges> edges" of torchview.draw_graph's picture
     python peers.py export <model> <inputs> --to <file.pt2> [--dynamic-batch min,max]
@@ -61,6 +62,26 @@ parser.add_argument("--to", help="export: the .pt2 file to write")
 parser.add_argument("--dynamic-batch", help="export: 'min,max' of every input's dimension 0")
 
 
+# The line between PyPI's torchinfo 1.8.0's table and the current source's (tables.hpp).
+SOURCE_MARK = "--- torchinfo's current source (third_party/torchinfo)\n"
+
+
+def torchinfo_source():
+    """torchinfo's current source, vendored in third_party/torchinfo, as the package
+    `torchinfo_source` (beside PyPI's torchinfo 1.8.0, imported as `torchinfo`)."""
+    if "torchinfo_source" not in sys.modules:
+        import importlib.util
+
+        root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "third_party",
+                            "torchinfo", "torchinfo")
+        spec = importlib.util.spec_from_file_location(
+            "torchinfo_source", os.path.join(root, "__init__.py"), submodule_search_locations=[root])
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["torchinfo_source"] = module
+        spec.loader.exec_module(module)
+    return sys.modules["torchinfo_source"]
+
+
 def run(argv):
     """What torchinfo or torchview give for one request (`argv`, as on the command line)."""
     args = parser.parse_args(argv)
@@ -98,7 +119,10 @@ def run(argv):
             kwargs["row_settings"] = args.row_settings.split(",")
         stats = torchinfo.summary(model, input_size=sizes, dtypes=dtypes, depth=int(args.depth),
                                   col_width=args.col_width, verbose=0, **kwargs)
-        return f"{stats}\n"
+        source = torchinfo_source().summary(model, input_size=sizes, dtypes=dtypes,
+                                            depth=int(args.depth), col_width=args.col_width,
+                                            verbose=0, **kwargs)
+        return f"{stats}\n{SOURCE_MARK}{source}\n"
     import torchview
 
     depth = math.inf if args.depth == "inf" else int(args.depth)

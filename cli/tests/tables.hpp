@@ -1,7 +1,8 @@
 #pragma once
-// torchinfo's tables compared with recorder's (peers_test.cpp, tests/zoo/zoo_test.cpp): what may
-// differ between PyPI's torchinfo 1.8.0 and recorder, which follows torchinfo's current source
-// (peers_test.cpp's file comment says why), and nothing else.
+// torchinfo's tables compared with recorder's (peers_test.cpp, tests/zoo/zoo_test.cpp): recorder
+// follows torchinfo's current source (third_party/torchinfo, run live beside PyPI's 1.8.0 by
+// peers.py), and differs from 1.8.0 where the source does (peers_test.cpp's file comment says
+// why), and nothing else.
 #include <boost/test/unit_test.hpp>
 
 #include <cmath>
@@ -102,17 +103,81 @@ struct Allowed {
   std::string keyword_called{};
 };
 
-/// Checks table `a` (recorder's) against `b` (torchinfo's): rows byte for byte, except the
+/// peers.py's answer to a summary request split in two: PyPI's torchinfo 1.8.0's table, and the
+/// current source's (empty when the answer has none).
+inline std::pair<std::string, std::string> split_answer(const std::string& text) {
+  const std::string mark = "--- torchinfo's current source (third_party/torchinfo)\n";
+  const auto at = text.find(mark);
+  if (at == std::string::npos) return {text, {}};
+  return {text.substr(0, at), text.substr(at + mark.size())};
+}
+
+/// The lines of `text`'s footer from "Input size" on, without its rules.
+inline std::vector<std::string> footer_lines(const std::string& text) {
+  std::vector<std::string> out;
+  bool after = false;
+  for (const std::string& l : lines(text)) {
+    if (l.rfind("Input size", 0) == 0) after = true;
+    if (after && l.front() != '=') out.push_back(l);
+  }
+  return out;
+}
+
+/// Checks table `a` (recorder's) against torchinfo's current source's, `source`: every row, the
+/// parameter totals and the footer byte for byte, but the input shape of a row of class
+/// `allowed.keyword_called` (see `compare_tables`) and the input's size when the source ran
+/// under another PyTorch than recorder's libtorch (`sys.getsizeof` of a storage is 8 bytes
+/// larger from PyTorch 2.0): then within 8 bytes for each of up to 4 inputs and what both print.
+inline void compare_with_source(const std::string& model, const std::string& what,
+                                const std::string& a_text, const std::string& source,
+                                const std::string& keyword_called) {
+  const Table a = parse(a_text), b = parse(source);
+  BOOST_TEST_CONTEXT(model << " (" << what << ", torchinfo's source)") {
+    BOOST_TEST_REQUIRE(a.rows.size() == b.rows.size(), "recorder:\n"
+                                                           << a_text << "torchinfo's source:\n"
+                                                           << source);
+    for (std::size_t i = 0; i < a.rows.size(); ++i) {
+      if (!keyword_called.empty() && a.rows[i].find(keyword_called + " (") != std::string::npos &&
+          b.rows[i].find("--") != std::string::npos)
+        continue;  // checked against 1.8.0's, which prints the same `--`
+      BOOST_TEST(a.rows[i] == b.rows[i]);
+    }
+    BOOST_TEST(a.params == b.params, boost::test_tools::per_element());
+    const std::vector<std::string> fa = footer_lines(a_text), fb = footer_lines(source);
+    BOOST_TEST_REQUIRE(fa.size() == fb.size());
+    for (std::size_t i = 0; i < fa.size(); ++i) {
+      if (fa[i] == fb[i]) continue;
+      const bool sized = fa[i].rfind("Input size", 0) == 0 || fa[i].rfind("Estimated", 0) == 0;
+      BOOST_TEST(sized, fa[i] << " | " << fb[i]);
+      std::string key = fa[i].substr(0, fa[i].rfind(": "));
+      key = key.substr(0, key.find(" ("));
+      const auto x = a.footer.at(key), y = b.footer.at(key);
+      BOOST_TEST(std::abs(x.first - y.first) <= x.second + y.second + 8.0 * 4,
+                 fa[i] << " | " << fb[i]);
+    }
+  }
+}
+
+/// Checks table `a` (recorder's) against `b` (torchinfo 1.8.0's): rows byte for byte, except the
 /// Mult-Adds cell of a Linear row, which must be torchinfo's times the output's rows per element
 /// of its first dimension, and the input shape of a row of class `allowed.keyword_called`, which
 /// torchinfo prints as `--`; the parameter totals byte for byte (but `allowed.shared`
 /// parameters, which torchinfo counts twice); the footer's numbers within what both print, the
 /// mult-adds total apart by the Linear rows' difference: the rows' own when the table has a
 /// Mult-Adds column, else `linear_difference`. Returns the rows' difference.
+///
+/// When `answer` (peers.py's) holds the current source's table too, `a` is checked against it
+/// (`compare_with_source`), and a row of `a` equal to the source's where 1.8.0's differs is the
+/// source's rule (a tied module's `(recursive)`); the parameter and total sizes are then the
+/// source's only (1.8.0 counts the leaf rows' parameters, 4 bytes each).
 inline double compare_tables(const std::string& model, const Allowed& allowed,
                              const std::string& what, const std::string& a_text,
-                             const std::string& b_text, double linear_difference = 0) {
+                             const std::string& answer, double linear_difference = 0) {
+  const auto [b_text, source_text] = split_answer(answer);
+  if (!source_text.empty())
+    compare_with_source(model, what, a_text, source_text, allowed.keyword_called);
   const Table a = parse(a_text), b = parse(b_text);
+  const Table source = parse(source_text);
   BOOST_TEST_CONTEXT(model << " (" << what << ")") {
     BOOST_TEST_REQUIRE(a.rows.size() == b.rows.size(), "recorder:\n"
                                                            << a_text << "torchinfo:\n"
@@ -126,6 +191,14 @@ inline double compare_tables(const std::string& model, const Allowed& allowed,
       const auto at = [&](const std::string& row, std::size_t column) {
         return column == std::string::npos ? std::string::npos : byte_of(row, column);
       };
+      if (i < source.rows.size() && a.rows[i] == source.rows[i]) {
+        // The source's rule where 1.8.0's differs (a tied module's `(recursive)`, a Linear's
+        // mult-adds): the mult-adds total differs by the rows' difference.
+        if (mult_adds != std::string::npos)
+          linear_difference += double(count(a.rows[i].substr(at(a.rows[i], mult_adds)))) -
+                               double(count(b.rows[i].substr(at(b.rows[i], mult_adds))));
+        continue;
+      }
       if (!allowed.keyword_called.empty() && input_shape != std::string::npos &&
           a.rows[i].find(allowed.keyword_called + " (") != std::string::npos &&
           b.rows[i].compare(at(b.rows[i], input_shape), 3, "-- ") == 0) {
@@ -167,6 +240,8 @@ inline double compare_tables(const std::string& model, const Allowed& allowed,
     BOOST_TEST(a.footer.size() == b.footer.size());
     for (const auto& [key, value] : a.footer) {
       BOOST_TEST_REQUIRE(b.footer.count(key) == 1u, key);
+      if (!source_text.empty() && (key == "Params size" || key == "Estimated Total Size"))
+        continue;  // the source's, above
       const auto other = b.footer.find(key);
       const auto [x, x_step] = value;
       const auto [y, y_step] = other->second;

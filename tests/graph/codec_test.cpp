@@ -35,6 +35,8 @@ void expect_same(const Trace& a, const Trace& b) {
   BOOST_TEST(a.root == b.root);
   BOOST_TEST(a.total_params == b.total_params);
   BOOST_TEST(a.trainable_params == b.trainable_params);
+  BOOST_TEST(a.param_bytes == b.param_bytes);
+  BOOST_TEST(a.torch_version == b.torch_version);
   BOOST_TEST(a.failure.has_value() == b.failure.has_value());
   if (a.failure && b.failure) {
     BOOST_TEST(a.failure->op == b.failure->op);
@@ -62,6 +64,8 @@ void expect_same(const Trace& a, const Trace& b) {
       BOOST_TEST(m.params[p].shape == n.params[p].shape, boost::test_tools::per_element());
       BOOST_TEST(m.params[p].numel == n.params[p].numel);
       BOOST_TEST(m.params[p].trainable == n.params[p].trainable);
+      BOOST_TEST(m.params[p].element_bytes == n.params[p].element_bytes);
+      BOOST_TEST(m.params[p].id == n.params[p].id);
     }
   }
   for (std::uint32_t i = 0; i < g.size(); ++i) {
@@ -97,6 +101,8 @@ void expect_same(const Trace& a, const Trace& b) {
 std::vector<Trace> traces() {
   Trace warned = mlp();
   warned.warnings = {"first warning", "second, with \"quotes\""};
+  warned.param_bytes = 40'132;
+  warned.torch_version = "2.13";
   return {mlp(),
           residual(),
           resnet18(),

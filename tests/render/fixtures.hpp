@@ -56,6 +56,7 @@ class Builder {
       m.trainable_count += numel;
       trace.total_params += numel;
       trace.trainable_params += numel;
+      trace.param_bytes += numel * 4;
     }
     m.param_count += nested_params;
     m.trainable_count += nested_params;

@@ -66,6 +66,7 @@ recorder::Trace hand_built() {
   g.set_failed(t.root);
   t.model_name = "Net";
   t.total_params = t.trainable_params = 12;
+  t.param_bytes = 48;
   return t;
 }
 
@@ -88,8 +89,8 @@ BOOST_AUTO_TEST_CASE(a_hand_built_partial_trace) {
       "==========================================================================================\n"
       "Input size: 104\n"
       "Forward/backward pass size: 48\n"
-      "Params size: 40\n"  // the leaf rows' parameters (fc's 10), as torchinfo: not the root's scale
-      "Estimated Total Size: 192\n"
+      "Params size: 48\n"  // every parameter, the root's scale too (torchinfo's source; 1.8.0: 40)
+      "Estimated Total Size: 200\n"
       "=========================================================================================="
       "\n";
   BOOST_TEST(recorder::summary(t) == expected);
@@ -120,4 +121,78 @@ BOOST_AUTO_TEST_CASE(functional_mult_adds_are_a_separate_line) {
   BOOST_TEST(summary(t).find("Functional") == std::string::npos);
   BOOST_TEST(summary(t, {.functional_mult_adds = true}).find("Functional mult-adds: 120\n") !=
              std::string::npos);
+}
+
+namespace {
+
+/// Net -> Embedding emb, Linear head whose weight is emb's (tied, as a language model's output
+/// layer), and, with `head_bias`, a bias of its own.
+recorder::Trace tied(bool head_bias) {
+  using namespace recorder;
+  Trace t;
+  Graph& g = t.graph;
+  ModuleInfo root;
+  root.name = root.class_name = "Net";
+  root.leaf = false;
+  root.has_children = true;
+  root.param_count = root.trainable_count = head_bias ? 42 : 40;
+  ModuleInfo emb;
+  emb.path = emb.name = "emb";
+  emb.class_name = "Embedding";
+  emb.params = {ParamInfo{"weight", {10, 4}, 40, true, 4, 7}};
+  emb.param_count = emb.trainable_count = 40;
+  ModuleInfo head;
+  head.path = head.name = "head";
+  head.class_name = "Linear";
+  head.params = {ParamInfo{"weight", {10, 4}, 40, true, 4, 7}};
+  if (head_bias) head.params.push_back(ParamInfo{"bias", {10}, 10, true, 4, 9});
+  head.param_count = head.trainable_count = head_bias ? 50 : 40;
+  const ModuleId r = g.add_module(root), e = g.add_module(emb), h = g.add_module(head);
+  const std::int64_t ids[] = {2, 3}, hidden[] = {2, 3, 4}, logits[] = {2, 3, 10};
+  const NodeId x = g.add_tensor(NodeKind::input, {}, 0, Shape(ids), "Long", "cpu");
+  t.root = g.add_module_call(r, {}, 0, {x});
+  const NodeId c1 = g.add_module_call(e, t.root, 1, {x});
+  const NodeId y = g.add_tensor(NodeKind::tensor, c1, 1, Shape(hidden), "Float", "cpu");
+  g.set_call_outputs(c1, {y});
+  const NodeId c2 = g.add_module_call(h, t.root, 1, {y});
+  const NodeId z = g.add_tensor(NodeKind::tensor, c2, 1, Shape(logits), "Float", "cpu");
+  g.set_call_outputs(c2, {z});
+  g.set_call_outputs(t.root, {z});
+  t.model_name = "Net";
+  t.total_params = t.trainable_params = head_bias ? 50 : 40;
+  t.param_bytes = t.total_params * 4;
+  return t;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(a_tied_head_is_recursive) {
+  // torchinfo's source: a row every own parameter of which an earlier row counted is
+  // (recursive); the root's leftover subtracts it once. Params size is every parameter once.
+  const auto rows = [](const recorder::Trace& t) {
+    std::vector<std::string> out;
+    for (const auto& r : recorder::summarize(t).rows) out.push_back(r.label + " " + r.cells[1]);
+    return out;
+  };
+  const std::vector<std::string> tied_rows{"Net --", "Embedding: 1-1 40",
+                                           "Linear: 1-2 (recursive)"};
+  BOOST_TEST(rows(tied(false)) == tied_rows, boost::test_tools::per_element());
+  // With a bias of its own, the head counts: all of its parameters, the tied weight again.
+  const std::vector<std::string> biased_rows{"Net --", "Embedding: 1-1 40", "Linear: 1-2 50"};
+  BOOST_TEST(rows(tied(true)) == biased_rows, boost::test_tools::per_element());
+  const auto table = recorder::summarize(tied(false));
+  BOOST_TEST(table.param_bytes == 160u);
+  BOOST_TEST(table.leaf_param_bytes == 160u);  // 1.8.0: the embedding's, the head recursive
+  BOOST_TEST(recorder::summary(tied(false)).find("Params size: 160\n") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(input_size_is_torchinfos_under_the_libtorch_that_ran) {
+  // sys.getsizeof of a storage: its bytes and a 56-byte header under PyTorch 1.x, 64 from 2.0.
+  recorder::Trace t = hand_built();  // one Float input [3, 4]
+  BOOST_TEST(recorder::summarize(t).input_bytes == 48u + 56u);
+  t.torch_version = "1.13";
+  BOOST_TEST(recorder::summarize(t).input_bytes == 48u + 56u);
+  t.torch_version = "2.13";
+  BOOST_TEST(recorder::summarize(t).input_bytes == 48u + 64u);
+  BOOST_TEST(recorder::summary(t).find("Input size: 112\n") != std::string::npos);
 }

@@ -71,6 +71,7 @@ inline void read_tree(Session& s, const torch::nn::Module& root) {
         const auto k = static_cast<std::uint64_t>(p.numel());
         t.total_params += k;
         if (p.requires_grad()) t.trainable_params += k;
+        t.param_bytes += k * static_cast<std::uint64_t>(p.element_size());
       });
     }
     if (depth == 0 || parent_again) return;
@@ -145,6 +146,8 @@ inline void describe_parameters(Session& s, const torch::nn::Module& m, ModuleIn
   for_each_own_parameter(m, [&info](const std::string& name, const at::Tensor& p) {
     ParamInfo pi;
     pi.name = name;
+    pi.element_bytes = static_cast<std::uint8_t>(p.element_size());
+    pi.id = IdMap::key_of(p.unsafeGetTensorImpl());
     const auto sizes = p.sizes();
     pi.shape.assign(sizes.begin(), sizes.end());
     pi.numel = static_cast<std::uint64_t>(p.numel());
@@ -243,11 +246,13 @@ inline void start_registering(Session& s, const torch::nn::Module& root) {
     s.tree.root = &root;
     s.tree.total_params = records->total_params();
     s.tree.trainable_params = records->trainable_params();
+    s.tree.param_bytes = records->param_bytes();
     reserve_modules(s, records->tree_size(), /*paths=*/false);
     return;
   }
   read_tree(s, root);
-  if (records != nullptr) records->remember(root, s.tree.total_params, s.tree.trainable_params);
+  if (records != nullptr)
+    records->remember(root, s.tree.total_params, s.tree.trainable_params, s.tree.param_bytes);
   reserve_modules(s, s.tree.modules.size(), /*paths=*/true);
 }
 

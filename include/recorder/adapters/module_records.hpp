@@ -118,11 +118,13 @@ class ModuleRecords {
   }
   /// Takes the snapshot of `root`'s tree, whose parameters count `total` and `trainable`
   /// (each tensor once), when the trace's registrations are being kept.
-  void remember(const torch::nn::Module& root, std::uint64_t total, std::uint64_t trainable) {
+  void remember(const torch::nn::Module& root, std::uint64_t total, std::uint64_t trainable,
+                std::uint64_t bytes) {
     if (mode_ != Mode::logging) return;
     snapshot_.take(root);
     snapshot_.total_params = total;
     snapshot_.trainable_params = trainable;
+    snapshot_.param_bytes = bytes;
   }
   bool following() const noexcept { return mode_ == Mode::following; }
   /// The kept registration `index` when it registered `module` from `parent` as `leaf`.
@@ -160,6 +162,7 @@ class ModuleRecords {
 
   std::uint64_t total_params() const noexcept { return snapshot_.total_params; }
   std::uint64_t trainable_params() const noexcept { return snapshot_.trainable_params; }
+  std::uint64_t param_bytes() const noexcept { return snapshot_.param_bytes; }
   /// Module occurrences in the snapshot's tree.
   std::size_t tree_size() const noexcept { return snapshot_.modules.size(); }
   /// The kept registrations.
@@ -192,6 +195,7 @@ class ModuleRecords {
     std::vector<std::int64_t> shapes;
     std::uint64_t total_params = 0;
     std::uint64_t trainable_params = 0;
+    std::uint64_t param_bytes = 0;
 
     void take(const torch::nn::Module& root) {
       root.apply([this](const std::string& name, const torch::nn::Module& m) {

@@ -5,6 +5,7 @@
 
 #include <recorder/export/program.hpp>
 #include <recorder/export/static_trace.hpp>
+#include <recorder/torch_version.hpp>
 
 #include <caffe2/serialize/inline_container.h>
 #include <c10/util/Exception.h>
@@ -190,10 +191,14 @@ inline ExportedProgram load_exported(const std::filesystem::path& file,
   return ep;
 }
 
-/// The trace of `program` read without running it (`exported::exported_trace`).
+/// The trace of `program` read without running it (`exported::exported_trace`), as if run by
+/// the libtorch in use (`Trace::torch_version`: the summary's input size is what torchinfo
+/// prints under that PyTorch, as for a run).
 inline Trace static_trace(const ExportedProgram& program,
                           const ExportedTraceOptions& options = {}) {
-  return exported::exported_trace(program.program, options);
+  Trace t = exported::exported_trace(program.program, options);
+  t.torch_version = std::to_string(torch_version_major) + '.' + std::to_string(torch_version_minor);
+  return t;
 }
 
 }  // namespace recorder

@@ -735,6 +735,7 @@ inline recorder::detail::ModelFacts program_facts(const Plan& plan) {
   facts.class_name = all.class_name;
   facts.total_params = all.param_count;
   facts.trainable_params = all.trainable_count;
+  facts.param_bytes = plan.param_bytes();
   return facts;
 }
 

@@ -189,6 +189,18 @@ class Plan {
     return m;
   }
 
+  /// The bytes of every parameter of the program, tied ones once (torchinfo's `Params size`).
+  std::uint64_t param_bytes() const {
+    std::set<std::string_view> counted;
+    std::uint64_t n = 0;
+    for (const auto& [owner, params] : own_params_) {
+      const std::vector<std::string>& keys = storage_.at(owner);
+      for (std::size_t k = 0; k < params.size(); ++k)
+        if (counted.insert(keys[k]).second) n += params[k].numel * params[k].element_bytes;
+    }
+    return n;
+  }
+
   /// The attributes a convolution or pooling row shows, from its first op.
   void add_attributes(Graph& g, ModuleId m, const CallSpan& c) const {
     const ModuleInfo& info = g.module(m);
@@ -264,7 +276,9 @@ class Plan {
       info.name = dot == std::string::npos ? s.target : s.target.substr(dot + 1);
       const auto file = p_.weights.find(s.target);
       storage_[owner].push_back(file == p_.weights.end() ? "p:" + s.target : file->second.file);
+      info.id = std::hash<std::string>{}(storage_[owner].back()) | 1u;  // tied ones share it
       if (meta != nullptr) {
+        info.element_bytes = static_cast<std::uint8_t>(recorder::detail::dtype_bytes(meta->dtype));
         info.shape = meta->sizes;
         info.numel = 1;
         for (std::int64_t d : meta->sizes)
@@ -499,6 +513,10 @@ class StaticBuilder {
     const ModuleInfo all = plan_.describe("", plan_.root_type());  // every parameter, tied once
     t.total_params = all.param_count;
     t.trainable_params = all.trainable_count;
+    t.param_bytes = plan_.param_bytes();
+    // Read without libtorch: sizes are the exporter's (its inputs' storages, for the summary).
+    const std::string& v = p_.torch_version;
+    t.torch_version = v.substr(0, v.find('.', v.find('.') + 1));
   }
 
   /// The function node of nodes [first, end).

@@ -48,6 +48,7 @@ inline void collect_parameters(const torch::nn::Module& m, IdMap& seen, ModelFac
     if (!seen.insert(IdMap::key_of(p.unsafeGetTensorImpl()))) return;
     facts.total_params += static_cast<std::uint64_t>(p.numel());
     if (p.requires_grad()) facts.trainable_params += static_cast<std::uint64_t>(p.numel());
+    facts.param_bytes += static_cast<std::uint64_t>(p.numel() * p.element_size());
   });
   for (const auto& child : m.children()) collect_parameters(*child, seen, facts);
 }
@@ -61,6 +62,7 @@ inline ModelFacts model_facts(const torch::nn::Module& model, const Session& s) 
   if (s.tree.root == &model) {
     facts.total_params = s.tree.total_params;
     facts.trainable_params = s.tree.trainable_params;
+    facts.param_bytes = s.tree.param_bytes;
     return facts;
   }
   IdMap seen;  // TensorImpls counted

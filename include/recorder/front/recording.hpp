@@ -7,6 +7,7 @@
 #include <recorder/graph/trace.hpp>
 #include <recorder/graph/views.hpp>
 #include <recorder/tensor/session.hpp>
+#include <recorder/torch_version.hpp>
 
 #include <ATen/core/Tensor.h>
 
@@ -50,6 +51,7 @@ struct ModelFacts {
   std::string class_name{};            ///< the model's class, when no root call was recorded
   std::uint64_t total_params = 0;      ///< every parameter, tensors shared by modules once
   std::uint64_t trainable_params = 0;  ///< the part that requires grad
+  std::uint64_t param_bytes = 0;       ///< their bytes
   std::vector<std::string> warnings{};
 };
 
@@ -137,6 +139,9 @@ class Recording {
         t.root.valid() ? t.graph.module_of(t.root).class_name : std::move(facts.class_name);
     t.total_params = facts.total_params;
     t.trainable_params = facts.trainable_params;
+    t.param_bytes = facts.param_bytes;
+    t.torch_version =
+        std::to_string(torch_version_major) + '.' + std::to_string(torch_version_minor);
     t.warnings = std::move(facts.warnings);
   }
 

@@ -25,7 +25,7 @@ namespace recorder {
 namespace detail::trace_codec {
 
 inline constexpr std::string_view magic = "recorder-trace";
-inline constexpr std::uint64_t format_version = 1;
+inline constexpr std::uint64_t format_version = 2;
 
 inline void write_ids(ByteWriter& w, NodeList ids) {
   w.u64(ids.size());
@@ -62,6 +62,8 @@ inline std::string encode_trace(const Trace& trace) {
   w.number(trace.root.value);
   w.u64(trace.total_params);
   w.u64(trace.trainable_params);
+  w.u64(trace.param_bytes);
+  w.text(trace.torch_version);
   w.number<std::uint8_t>(trace.failure ? 1 : 0);
   if (trace.failure) {
     w.text(trace.failure->op);
@@ -84,6 +86,8 @@ inline std::string encode_trace(const Trace& trace) {
       for (const std::int64_t d : p.shape) w.i64(d);
       w.u64(p.numel);
       w.number<std::uint8_t>(p.trainable ? 1 : 0);
+      w.number<std::uint8_t>(p.element_bytes);
+      w.u64(p.id);
     }
     w.u64(m.param_count);
     w.u64(m.trainable_count);
@@ -145,6 +149,8 @@ inline Trace decode_trace(std::string_view bytes) {
   const std::uint32_t root = r.number<std::uint32_t>();
   t.total_params = r.u64();
   t.trainable_params = r.u64();
+  t.param_bytes = r.u64();
+  t.torch_version = std::string(r.text());
   if (r.number<std::uint8_t>() != 0) {
     Failure f;
     f.op = std::string(r.text());
@@ -171,6 +177,8 @@ inline Trace decode_trace(std::string_view bytes) {
       for (std::int64_t& d : p.shape) d = r.i64();
       p.numel = r.u64();
       p.trainable = r.number<std::uint8_t>() != 0;
+      p.element_bytes = r.number<std::uint8_t>();
+      p.id = r.u64();
     }
     m.param_count = r.u64();
     m.trainable_count = r.u64();

@@ -109,12 +109,32 @@ struct NodeList : std::span<const NodeId> {
   explicit operator std::vector<NodeId>() const { return {begin(), end()}; }
 };
 
+namespace detail {
+
+/// Bytes per element of a dtype named as libtorch names it ("Float", "Long", ...); 4 for a name
+/// it does not know.
+inline std::uint64_t dtype_bytes(std::string_view dtype) noexcept {
+  if (dtype == "Double" || dtype == "Long" || dtype == "ComplexFloat") return 8;
+  if (dtype == "Half" || dtype == "BFloat16" || dtype == "Short") return 2;
+  if (dtype == "Byte" || dtype == "Char" || dtype == "Bool" || dtype == "QInt8" ||
+      dtype == "QUInt8")
+    return 1;
+  if (dtype == "ComplexDouble") return 16;
+  return 4;
+}
+
+}  // namespace detail
+
 /// One parameter owned directly by a module (`weight`, `bias`, ...).
 struct ParamInfo {
   std::string name{};
   std::vector<std::int64_t> shape{};
   std::uint64_t numel = 0;
   bool trainable = true;
+  std::uint8_t element_bytes = 4;  ///< bytes per element of its dtype
+  /// The same for one tensor registered on two modules (a tied weight), else distinct within a
+  /// trace; 0 when the front end does not know (each parameter then counts as its own).
+  std::uint64_t id = 0;
 };
 
 /// A distinct module object, shared by all of its calls.

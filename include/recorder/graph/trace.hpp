@@ -25,7 +25,11 @@ struct Trace {
   NodeId root;                         ///< the root module call
   std::uint64_t total_params = 0;      ///< every parameter of the model, shared ones once
   std::uint64_t trainable_params = 0;  ///< the part that requires grad
-  std::optional<Failure> failure{};    ///< set when the forward threw
+  /// The bytes of every parameter of the model, shared ones once (torchinfo's `Params size`).
+  std::uint64_t param_bytes = 0;
+  /// The libtorch that ran (or read) the model, "1.13", "2.13"; empty when not known.
+  std::string torch_version{};
+  std::optional<Failure> failure{};  ///< set when the forward threw
   /// What the tracer warned about while recording (a frozen TorchScript model traced without
   /// its modules, ...), in order; each was also passed to `TraceOptions::on_warning`.
   std::vector<std::string> warnings{};

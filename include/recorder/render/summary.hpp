@@ -17,9 +17,11 @@
 #include <memory>
 #include <optional>
 #include <ostream>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -46,10 +48,13 @@ struct SummaryTable {
   std::uint64_t functional_mult_adds = 0;    ///< see `SummaryOptions::functional_mult_adds`
   std::uint64_t input_bytes = 0;             ///< the root's inputs, as Python's `sys.getsizeof`
   std::uint64_t forward_backward_bytes = 0;  ///< outputs of leaf calls with parameters, x2
-  /// The parameters of the leaf rows torchinfo counts, each module once, x 4 (float32 assumed):
-  /// torchinfo leaves out the parameters a composite registers itself (a `MultiheadAttention`'s
-  /// in-projection, ViT's class token), though `total_params` has them.
+  /// The bytes of every parameter of the model, tied ones once (`Trace::param_bytes`): the
+  /// rule of torchinfo's current source (PyPI's 1.8.0 counts the leaf rows' parameters only, 4
+  /// bytes each, and leaves out those a composite registers itself or a module not called).
   std::uint64_t param_bytes = 0;
+  /// Bytes of the leaf rows' parameters, each module once, 4 bytes each: PyPI's torchinfo 1.8.0's
+  /// `Params size` (for tests against it).
+  std::uint64_t leaf_param_bytes = 0;
   std::optional<double> total_time_ns{};  ///< with `SummaryOptions::times`: the root's time
   /// The widest layer cell of any row, folded ones too: its label, and 5 columns of tree prefix
   /// per depth plus 1.
@@ -59,17 +64,6 @@ struct SummaryTable {
 };
 
 namespace detail::summary_impl {
-
-/// Bytes per element of a dtype named as libtorch names it ("Float", "Long", ...).
-inline std::uint64_t element_size(std::string_view dtype) {
-  if (dtype == "Double" || dtype == "Long" || dtype == "ComplexFloat") return 8;
-  if (dtype == "Half" || dtype == "BFloat16" || dtype == "Short") return 2;
-  if (dtype == "Byte" || dtype == "Char" || dtype == "Bool" || dtype == "QInt8" ||
-      dtype == "QUInt8")
-    return 1;
-  if (dtype == "ComplexDouble") return 16;
-  return 4;
-}
 
 /// Python's `f"{x:,.2f}"` for a non-negative x.
 inline std::string fixed2(double x) {
@@ -171,17 +165,24 @@ inline const ModuleInfo& container_module(const Graph& g, std::string_view path,
 inline std::vector<Call> table_rows(const Graph& g,
                                     std::vector<std::unique_ptr<ModuleInfo>>& made) {
   std::vector<Call> rows;
-  std::vector<std::size_t> last_at;  // the last row at each depth
-  std::vector<std::string_view> seen;
+  std::vector<std::size_t> last_at;               // the last row at each depth
+  std::unordered_set<std::string_view> seen;      // modules of the rows so far
+  std::unordered_set<std::uint64_t> seen_params;  // their own parameters
   const auto& containers = g.container_rows();
   std::size_t next_container = 0;
   const auto add = [&](Call c) {
     if (c.depth > 0 && static_cast<std::size_t>(c.depth) <= last_at.size())
       c.parent = last_at[static_cast<std::size_t>(c.depth) - 1];
-    const std::string_view path = c.module->path;
-    c.recursive =
-        c.module->param_count > 0 && std::find(seen.begin(), seen.end(), path) != seen.end();
-    if (!c.recursive) seen.push_back(path);
+    // torchinfo's (recursive): a module met before, or one every parameter of which (its own,
+    // not its submodules') an earlier row already counted, as a head tied to an embedding.
+    bool owns = false, owns_new = false;
+    for (const ParamInfo& p : c.module->params) {
+      if (p.numel == 0) continue;
+      owns = true;
+      if (p.id == 0 || seen_params.insert(p.id).second) owns_new = true;
+    }
+    const bool again = !seen.insert(c.module->path).second;
+    c.recursive = c.module->param_count > 0 && (again || (owns && !owns_new));
     last_at.resize(static_cast<std::size_t>(c.depth));
     last_at.push_back(rows.size());
     rows.push_back(c);
@@ -211,6 +212,40 @@ inline std::vector<Call> table_rows(const Graph& g,
     add(c);
   }
   return rows;
+}
+
+/// torchinfo's leftover_params, for every row: its parameters less what the rows nested in it
+/// count. A row counts all of its parameters when a leaf, its own leftover when a composite; a
+/// (recursive) row counts its parameters once per module within each row it is nested in (and
+/// none when that module has a row of its own there), and hides the rows nested in it.
+inline void leftover_params(std::vector<Call>& calls) {
+  constexpr std::size_t none = std::numeric_limits<std::size_t>::max();
+  // The rows `k` counts in: its ancestors up to and including the first (recursive) one.
+  const auto for_each_counting = [&calls](std::size_t k, auto&& f) {
+    for (std::size_t a = calls[k].parent; a != none; a = calls[a].parent) {
+      f(a);
+      if (calls[a].recursive) break;
+    }
+  };
+  std::set<std::pair<std::size_t, std::string_view>> counted;  // (row, module) pairs
+  for (std::size_t k = 0; k < calls.size(); ++k)
+    if (!calls[k].recursive)
+      for_each_counting(k, [&](std::size_t a) { counted.emplace(a, calls[k].module->path); });
+  // Bottom-up: a row's descendants always come after it.
+  std::vector<std::int64_t> below(calls.size(), 0);
+  for (std::size_t k = calls.size(); k-- > 0;) {
+    Call& c = calls[k];
+    const auto params = static_cast<std::int64_t>(c.module->param_count);
+    c.leftover = params - below[k];
+    if (c.recursive) {
+      for_each_counting(k, [&](std::size_t a) {
+        if (counted.emplace(a, c.module->path).second) below[a] += params;
+      });
+    } else {
+      const std::int64_t shown = c.leaf ? params : c.leftover;
+      for_each_counting(k, [&](std::size_t a) { below[a] += shown; });
+    }
+  }
 }
 
 /// The parameters registered on `m` itself, not on its submodules.
@@ -254,16 +289,22 @@ inline SummaryTable summarize(const Trace& trace, const SummaryOptions& options 
                                                 static_cast<std::size_t>(c.depth) * 5 + 1);
   t.total_params = trace.total_params;
   t.trainable_params = trace.trainable_params;
+  t.param_bytes = trace.param_bytes;
+  // Python's `sys.getsizeof` of each input's storage: its bytes and the storage object's header,
+  // 8 bytes larger from PyTorch 2.0.
+  const std::uint64_t header =
+      trace.torch_version.rfind("1.", 0) == 0 || trace.torch_version.empty() ? 56 : 64;
   if (trace.root.valid() && g.node(trace.root).kind == NodeKind::module)
     for (NodeId in : g.call(trace.root).inputs)
-      t.input_bytes += detail::numel(g.shape(in)) * si::element_size(g.tensor(in).dtype) + 56;
+      t.input_bytes +=
+          detail::numel(g.shape(in)) * detail::dtype_bytes(g.tensor(in).dtype) + header;
 
   // torchinfo's mult-adds: a leaf module's (one without submodules), from its parameters and its
   // first output; what composite modules compute with their own parameters or with functional
   // ops is the functional line's (`SummaryOptions::functional_mult_adds`).
   for (si::Call& c : calls) {
     if (!c.leaf || !c.id.valid() || g.node(c.id).inferred) continue;
-    if (!c.recursive) t.param_bytes += c.module->param_count * 4;
+    if (!c.recursive) t.leaf_param_bytes += c.module->param_count * 4;
     const auto& outs = g.call(c.id).outputs;
     if (outs.empty()) continue;
     const Shape out = g.shape(outs.front());
@@ -271,7 +312,7 @@ inline SummaryTable summarize(const Trace& trace, const SummaryOptions& options 
     t.total_mult_adds += c.macs;
     if (c.module->param_count > 0)
       t.forward_backward_bytes +=
-          2 * detail::numel(out) * si::element_size(g.tensor(outs.front()).dtype);
+          2 * detail::numel(out) * detail::dtype_bytes(g.tensor(outs.front()).dtype);
     for (std::size_t k = static_cast<std::size_t>(&c - calls.data());
          k != std::numeric_limits<std::size_t>::max(); k = calls[k].parent)
       calls[k].subtree_macs += c.macs;
@@ -294,19 +335,7 @@ inline SummaryTable summarize(const Trace& trace, const SummaryOptions& options 
     }
   }
 
-  // torchinfo's leftover_params: a row's parameters less those the rows nested in it show (a
-  // leaf all of its own, a composite its leftover; recursive rows nothing). Bottom-up: a row's
-  // descendants always come after it.
-  std::vector<std::int64_t> shown_below(calls.size(), 0);
-  for (std::size_t k = calls.size(); k-- > 0;) {
-    si::Call& c = calls[k];
-    c.leftover = static_cast<std::int64_t>(c.module->param_count) - shown_below[k];
-    if (c.parent == std::numeric_limits<std::size_t>::max()) continue;
-    std::int64_t shown = shown_below[k];
-    if (!c.recursive)
-      shown += c.leaf ? static_cast<std::int64_t>(c.module->param_count) : c.leftover;
-    shown_below[c.parent] += shown;
-  }
+  si::leftover_params(calls);
 
   // Times: each shown row's, and its self time (less the rows shown directly under it).
   const bool wants_time = std::any_of(options.columns.begin(), options.columns.end(), [](auto c) {

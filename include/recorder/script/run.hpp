@@ -85,6 +85,8 @@ inline ModuleInfo describe_module(Session& s, const torch::jit::Module& m, const
   for (const auto& p : m.named_parameters(/*recurse=*/false)) {
     ParamInfo pi;
     pi.name = p.name;
+    pi.element_bytes = static_cast<std::uint8_t>(p.value.element_size());
+    pi.id = IdMap::key_of(p.value.unsafeGetTensorImpl());
     const auto sizes = p.value.sizes();
     pi.shape.assign(sizes.begin(), sizes.end());
     pi.numel = static_cast<std::uint64_t>(p.value.numel());
@@ -463,6 +465,7 @@ inline ModelFacts model_facts(const torch::jit::Module& model, const Instrumente
     if (!seen.insert(p.unsafeGetTensorImpl()).second) continue;
     facts.total_params += static_cast<std::uint64_t>(p.numel());
     if (p.requires_grad()) facts.trainable_params += static_cast<std::uint64_t>(p.numel());
+    facts.param_bytes += static_cast<std::uint64_t>(p.numel() * p.element_size());
   }
   if (copy != nullptr) facts.warnings = copy->warnings();
   return facts;

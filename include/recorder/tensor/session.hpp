@@ -155,6 +155,7 @@ class Session {
     IdTable<Entry> modules;              ///< every module object of the tree
     std::uint64_t total_params = 0;      ///< the model's parameters, each tensor once
     std::uint64_t trainable_params = 0;  ///< the part that requires grad
+    std::uint64_t param_bytes = 0;       ///< their bytes
   } tree;
   /// Module types (`std::type_info` addresses) -> which display attributes they have
   /// (`adapters/module_core.hpp`), found once per type.
