@@ -198,6 +198,9 @@ BOOST_AUTO_TEST_CASE(resnet50_is_torchinfos_table) {
   auto m = load("resnet50_script.pt");
   const auto t = Graph(eval).run(m, torch::randn({2, 3, 224, 224}));
   recorder::testing::check_golden("../summary/resnet50_224x2.txt", recorder::summary(t));
+  // ... which is torchinfo's own expected output (tests/golden/summary/torchinfo), byte for byte.
+  BOOST_TEST(recorder::summary(t) == script_test::read_file(recorder::testing::golden_dir() /
+                                                            "../summary/torchinfo/resnet50.out"));
   BOOST_TEST(t.total_params == 25557032u);
   BOOST_TEST(recorder::summarize(t).total_mult_adds == expected_number("resnet50", "mult_adds"));
 }
