@@ -91,6 +91,8 @@ ZOO = {
     "gru_lm": plain(zoo_models.GRULanguageModel, ["--input-size", "4,35", "--dtype", "int64"]),
     "lstm_lm": plain(models.LSTMNet, ["--input-size", "1,100", "--dtype", "int64"]),
     "unet": plain(zoo_models.UNet, ["--input-size", "1,3,128,128"]),
+    # a GPT-2-style decoder: nn.MultiheadAttention with a causal mask by keyword, a tied head
+    "gpt2_mha": plain(zoo_models.GPT2, ["--input-size", "2,12", "--dtype", "int64"]),
     "tiny_gpt": plain(models.TinyGPT, ["--input-size", "2,12", "--dtype", "int64"], True),
 }
 

@@ -84,3 +84,45 @@ class Seq2Seq(nn.Module):
         mask = torch.triu(torch.full((n, n), float("-inf"), device=tgt.device), diagonal=1)
         out = self.transformer(self.src_embed(src), self.tgt_embed(tgt), tgt_mask=mask)
         return self.generator(out)
+
+
+class GPT2Block(nn.Module):
+    """A pre-norm decoder block as GPT-2 writes it, with nn.MultiheadAttention (batch_first)
+    called with its causal mask by keyword, and a GELU MLP."""
+
+    def __init__(self, d_model=64, heads=4):
+        super().__init__()
+        self.ln_1 = nn.LayerNorm(d_model)
+        self.attn = nn.MultiheadAttention(d_model, heads, batch_first=True)
+        self.ln_2 = nn.LayerNorm(d_model)
+        self.mlp = nn.Sequential(nn.Linear(d_model, 4 * d_model), nn.GELU(),
+                                 nn.Linear(4 * d_model, d_model))
+
+    def forward(self, x, mask):
+        h = self.ln_1(x)
+        x = x + self.attn(h, h, h, attn_mask=mask, need_weights=False)[0]
+        return x + self.mlp(self.ln_2(x))
+
+
+class GPT2(nn.Module):
+    """Token ids [batch, seq] -> token and position embeddings -> 2 GPT2Blocks (a ModuleList) ->
+    LayerNorm -> an output head without bias whose weight is the token embedding's (tied)."""
+
+    def __init__(self, vocab=100, d_model=64, context=16, blocks=2):
+        super().__init__()
+        self.wte = nn.Embedding(vocab, d_model)
+        self.wpe = nn.Embedding(context, d_model)
+        self.h = nn.ModuleList([GPT2Block(d_model) for _ in range(blocks)])
+        self.ln_f = nn.LayerNorm(d_model)
+        self.lm_head = nn.Linear(d_model, vocab, bias=False)
+        self.lm_head.weight = self.wte.weight
+        self.register_buffer("causal",
+                             torch.triu(torch.full((context, context), float("-inf")), 1))
+
+    def forward(self, tokens):
+        t = tokens.size(1)
+        x = self.wte(tokens) + self.wpe(torch.arange(t, device=tokens.device))
+        mask = self.causal[:t, :t]
+        for block in self.h:
+            x = block(x, mask)
+        return self.lm_head(self.ln_f(x))
