@@ -39,20 +39,30 @@ BOOST_AUTO_TEST_CASE(prefixes_are_torchinfos) {
 
 namespace {
 
+/// The record of module `path` (the root: "") of class `class_name`, with `params` parameters
+/// below it, its own `own`.
+recorder::ModuleInfo module(const std::string& path, const std::string& class_name,
+                            std::uint64_t params, std::vector<recorder::ParamInfo> own = {}) {
+  recorder::ModuleInfo m;
+  m.path = path;
+  m.name = path.empty() ? class_name : path;
+  m.class_name = class_name;
+  m.leaf = !path.empty();
+  m.has_children = path.empty();
+  m.params = std::move(own);
+  m.param_count = m.trainable_count = params;
+  return m;
+}
+
 /// Net -> Linear fc (called twice, the second call failed).
 recorder::Trace hand_built() {
   using namespace recorder;
   Trace t;
   Graph& g = t.graph;
-  ModuleInfo root;
-  root.name = root.class_name = "Net";
-  root.leaf = false;
-  root.param_count = root.trainable_count = 12;
-  ModuleInfo fc;
-  fc.path = fc.name = "fc";
-  fc.class_name = "Linear";
-  fc.params = {ParamInfo{"weight", {2, 4}, 8, true}, ParamInfo{"bias", {2}, 2, true}};
-  fc.param_count = fc.trainable_count = 10;
+  ModuleInfo root = module("", "Net", 12);
+  root.has_children = false;
+  const ModuleInfo fc = module(
+      "fc", "Linear", 10, {ParamInfo{"weight", {2, 4}, 8, true}, ParamInfo{"bias", {2}, 2, true}});
   root.params = {ParamInfo{"scale", {2}, 2, true}};
   const ModuleId r = g.add_module(root), f = g.add_module(fc);
   const std::int64_t in_shape[] = {3, 4}, out_shape[] = {3, 2};
@@ -131,22 +141,11 @@ recorder::Trace tied(bool head_bias) {
   using namespace recorder;
   Trace t;
   Graph& g = t.graph;
-  ModuleInfo root;
-  root.name = root.class_name = "Net";
-  root.leaf = false;
-  root.has_children = true;
-  root.param_count = root.trainable_count = head_bias ? 42 : 40;
-  ModuleInfo emb;
-  emb.path = emb.name = "emb";
-  emb.class_name = "Embedding";
-  emb.params = {ParamInfo{"weight", {10, 4}, 40, true, 4, 7}};
-  emb.param_count = emb.trainable_count = 40;
-  ModuleInfo head;
-  head.path = head.name = "head";
-  head.class_name = "Linear";
-  head.params = {ParamInfo{"weight", {10, 4}, 40, true, 4, 7}};
+  const ModuleInfo root = module("", "Net", head_bias ? 50 : 40);
+  const ParamInfo tied_weight{"weight", {10, 4}, 40, true, 4, 7};
+  const ModuleInfo emb = module("emb", "Embedding", 40, {tied_weight});
+  ModuleInfo head = module("head", "Linear", head_bias ? 50 : 40, {tied_weight});
   if (head_bias) head.params.push_back(ParamInfo{"bias", {10}, 10, true, 4, 9});
-  head.param_count = head.trainable_count = head_bias ? 50 : 40;
   const ModuleId r = g.add_module(root), e = g.add_module(emb), h = g.add_module(head);
   const std::int64_t ids[] = {2, 3}, hidden[] = {2, 3, 4}, logits[] = {2, 3, 10};
   const NodeId x = g.add_tensor(NodeKind::input, {}, 0, Shape(ids), "Long", "cpu");
