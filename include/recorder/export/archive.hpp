@@ -191,9 +191,8 @@ inline ExportedProgram load_exported(const std::filesystem::path& file,
   return ep;
 }
 
-/// The trace of `program` read without running it (`exported::exported_trace`), as if run by
-/// the libtorch in use (`Trace::torch_version`: the summary's input size is what torchinfo
-/// prints under that PyTorch, as for a run).
+/// The trace of `program` read without running it (`exported::exported_trace`); its
+/// `Trace::torch_version` is the libtorch in use, as a run's is.
 inline Trace static_trace(const ExportedProgram& program,
                           const ExportedTraceOptions& options = {}) {
   Trace t = exported::exported_trace(program.program, options);

@@ -514,7 +514,7 @@ class StaticBuilder {
     t.total_params = all.param_count;
     t.trainable_params = all.trainable_count;
     t.param_bytes = plan_.param_bytes();
-    // Read without libtorch: sizes are the exporter's (its inputs' storages, for the summary).
+    // Read without libtorch: the PyTorch that exported it ("2.13.0+cpu" -> "2.13").
     const std::string& v = p_.torch_version;
     t.torch_version = v.substr(0, v.find('.', v.find('.') + 1));
   }
