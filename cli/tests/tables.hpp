@@ -109,7 +109,7 @@ struct Allowed {
 };
 
 /// peers.py's answer to a summary request split in two: PyPI's torchinfo 1.8.0's table, and the
-/// current source's (empty when the answer has none).
+/// current source's (empty when the answer has none, which `compare_tables` refuses).
 inline std::pair<std::string, std::string> split_answer(const std::string& text) {
   const std::string mark = "--- torchinfo's current source (third_party/torchinfo)\n";
   const auto at = text.find(mark);
@@ -130,9 +130,10 @@ inline std::vector<std::string> footer_lines(const std::string& text) {
 
 /// Checks table `a` (recorder's) against torchinfo's current source's, `source`: every row, the
 /// parameter totals and the footer byte for byte, but the input shape of a row of class
-/// `allowed.keyword_called` (see `compare_tables`) and the input's size when the source ran
-/// under another PyTorch than recorder's libtorch (`sys.getsizeof` of a storage is 8 bytes
-/// larger from PyTorch 2.0): then within 8 bytes for each of up to 4 inputs and what both print.
+/// `allowed.keyword_called` (see `compare_tables`) and the input's size (and so the total size)
+/// when the source ran under PyTorch 2.x: `sys.getsizeof` of a storage is 8 bytes larger there
+/// than under 1.x, whose header recorder prints; then within 8 bytes for each of up to 4 inputs
+/// and what both print.
 inline void compare_with_source(const std::string& model, const std::string& what,
                                 const std::string& a_text, const std::string& source,
                                 const std::string& keyword_called, bool unfolds) {
@@ -181,7 +182,7 @@ inline void compare_with_source(const std::string& model, const std::string& wha
 /// mult-adds total apart by the Linear rows' difference: the rows' own when the table has a
 /// Mult-Adds column, else `linear_difference`. Returns the rows' difference.
 ///
-/// When `answer` (peers.py's) holds the current source's table too, `a` is checked against it
+/// `answer` (peers.py's) holds the current source's table too: `a` is checked against it
 /// (`compare_with_source`), and a row of `a` equal to the source's where 1.8.0's differs is the
 /// source's rule (a tied module's `(recursive)`); the parameter and total sizes are then the
 /// source's only (1.8.0 counts the leaf rows' parameters, 4 bytes each).
@@ -189,9 +190,10 @@ inline double compare_tables(const std::string& model, const Allowed& allowed,
                              const std::string& what, const std::string& a_text,
                              const std::string& answer, double linear_difference = 0) {
   const auto [b_text, source_text] = split_answer(answer);
-  if (!source_text.empty())
-    compare_with_source(model, what, a_text, source_text, allowed.keyword_called,
-                        allowed.source_unfolds_encoder_layers);
+  BOOST_TEST_REQUIRE(!source_text.empty(),
+                     model << " (" << what << "): peers.py gave no table of torchinfo's source");
+  compare_with_source(model, what, a_text, source_text, allowed.keyword_called,
+                      allowed.source_unfolds_encoder_layers);
   const Table a = parse(a_text), b = parse(b_text);
   const Table source = parse(allowed.source_unfolds_encoder_layers ? std::string() : source_text);
   BOOST_TEST_CONTEXT(model << " (" << what << ")") {
@@ -256,8 +258,7 @@ inline double compare_tables(const std::string& model, const Allowed& allowed,
     BOOST_TEST(a.footer.size() == b.footer.size());
     for (const auto& [key, value] : a.footer) {
       BOOST_TEST_REQUIRE(b.footer.count(key) == 1u, key);
-      if (!source_text.empty() && (key == "Params size" || key == "Estimated Total Size"))
-        continue;  // the source's, above
+      if (key == "Params size" || key == "Estimated Total Size") continue;  // the source's, above
       const auto other = b.footer.find(key);
       const auto [x, x_step] = value;
       const auto [y, y_step] = other->second;
