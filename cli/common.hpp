@@ -354,6 +354,7 @@ struct TableArgs {
   bool ascii = false;
   bool verbose = false;
   bool all_outputs = false;
+  bool keyword_inputs = false;
   bool functional = false;
 };
 
@@ -373,6 +374,9 @@ inline void add_table_options(CLI::App& sub, TableArgs& t, const std::string& co
   sub.add_flag("--verbose", t.verbose,
                "One row per parameter under each module (torchinfo's verbose=2)");
   sub.add_flag("--all-outputs", t.all_outputs, "Shapes of every output, not just the first");
+  sub.add_flag("--keyword-inputs", t.keyword_inputs,
+               "Input shapes of calls made with keyword arguments only, which torchinfo prints "
+               "as --");
   sub.add_flag("--functional-mult-adds", t.functional,
                "Add the mult-adds of matmuls, convolutions and attention written as functions "
                "(with --aten-ops: inside leaf modules too), which torchinfo misses");
@@ -391,6 +395,7 @@ inline recorder::SummaryOptions table_options(const TableArgs& t) {
   o.ascii_only = o.ascii_only || t.ascii;
   o.verbose = t.verbose;
   o.all_outputs = t.all_outputs;
+  o.keyword_inputs = t.keyword_inputs;
   o.functional_mult_adds = t.functional;
   return o;
 }

@@ -259,6 +259,11 @@ function(recorder_add_test name)
 
   if(arg_TORCH OR arg_RUNS_LIBTORCH)
     set(kind torch)
+    # Expected outputs that differ by libtorch (tests/render/golden.hpp's `.torch2` files).
+    string(REGEX MATCH "^[0-9]+" major "${RECORDER_TORCH_VERSION}")
+    if(major)
+      target_compile_definitions(${name} PRIVATE RECORDER_TORCH_MAJOR=${major})
+    endif()
   else()
     set(kind fast)
   endif()

@@ -42,6 +42,7 @@ MODELS = {
     "two_inputs": models.TwoInputs,
     "twice": models.Twice,
     "tied": models.Tied,
+    "keyword_calls": models.KeywordCalls,
     "resnet18_plain": models.ResNet,
 }
 MODELS.update({name: make for name, (make, _, _) in models.ATTENTION_MODELS.items()})

@@ -219,10 +219,10 @@ BOOST_AUTO_TEST_CASE(the_static_trace_has_the_module_calls_ops_and_tensors_of_th
 }
 
 BOOST_AUTO_TEST_CASE(the_summary_is_torchinfos_table) {
-  // The table torchinfo's current source prints for the eager model, byte for byte but the
-  // dynamic batch's name (`[3, 8]` there) and the input's storage header (1.x's: the source
-  // under 2.13 prints 256): Params size counts every parameter once (the root's cls, the head's
-  // bias, the tied weight once). Every row is also 1.8.0's.
+  // The table torchinfo's current source prints for the eager model under the PyTorch that
+  // exported it (2.13), byte for byte but the dynamic batch's name (`[3, 8]` there): Params size
+  // counts every parameter once (the root's cls, the head's bias and tied weight), Input size the
+  // storage header of PyTorch 2.x. Every row is also 1.8.0's.
   const std::string expected = read("blocks_summary.txt");
   BOOST_TEST(recorder::summary(ex::exported_trace(blocks())) == expected);
 }

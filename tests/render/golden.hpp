@@ -1,5 +1,8 @@
 #pragma once
-/// Byte-for-byte comparison with golden files; RECORDER_UPDATE_GOLDEN=1 rewrites them.
+/// Byte-for-byte comparison with golden files; RECORDER_UPDATE_GOLDEN=1 rewrites them. An output
+/// that differs by libtorch (torchinfo's `Input size` counts a 64-byte storage header under
+/// PyTorch 2.x, 56 under 1.x) has a second file, `<stem>.torch2<ext>`, checked by tests built
+/// against libtorch 2.x (RECORDER_TORCH_MAJOR, set by recorder_add_test).
 
 #include <boost/test/unit_test.hpp>
 
@@ -7,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -40,21 +44,54 @@ inline std::string first_difference(const std::string& a, const std::string& b) 
   }
 }
 
-/// Checks `actual` against golden file `name`, or rewrites it under RECORDER_UPDATE_GOLDEN=1.
+/// The libtorch major version these tests run (1 for torch-free tests).
+inline constexpr int golden_torch_major() {
+#ifdef RECORDER_TORCH_MAJOR
+  return RECORDER_TORCH_MAJOR;
+#else
+  return 1;
+#endif
+}
+
+/// `name`'s libtorch 2.x file: `summary/lstm.txt` -> `summary/lstm.torch2.txt`.
+inline std::filesystem::path torch2_variant(const std::filesystem::path& path) {
+  std::filesystem::path v = path;
+  v.replace_filename(path.stem().string() + ".torch2" + path.extension().string());
+  return v;
+}
+
+/// The whole of file `path`, or nothing when it cannot be read.
+inline std::optional<std::string> read_golden(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  return std::string{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+/// Checks `actual` against golden file `name` (its `.torch2` file under libtorch 2.x when there
+/// is one), or rewrites it under RECORDER_UPDATE_GOLDEN=1: under 2.x only the `.torch2` file,
+/// written when the output differs from `name`'s and removed when it no longer does.
 inline void check_golden(const std::string& name, const std::string& actual) {
-  const std::filesystem::path path = golden_dir() / name;
+  const std::filesystem::path base = golden_dir() / name;
+  const std::filesystem::path variant = torch2_variant(base);
+  const bool torch2 = golden_torch_major() >= 2;
   if (updating_golden()) {
-    std::ofstream(path, std::ios::binary) << actual;
-    BOOST_TEST_MESSAGE("rewrote golden file " << path);
+    if (torch2 && read_golden(base) == actual) {
+      std::filesystem::remove(variant);
+    } else {
+      std::ofstream(torch2 ? variant : base, std::ios::binary) << actual;
+      BOOST_TEST_MESSAGE("rewrote golden file " << (torch2 ? variant : base));
+    }
     return;
   }
-  std::ifstream in(path, std::ios::binary);
+  const std::filesystem::path path = torch2 && std::filesystem::exists(variant) ? variant : base;
+  const std::optional<std::string> read = read_golden(path);
   BOOST_REQUIRE_MESSAGE(
-      in, "missing golden file " << path << " (run with RECORDER_UPDATE_GOLDEN=1 to create it)");
-  const std::string expected{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  BOOST_TEST(actual == expected, name << " differs from its golden file at "
-                                      << first_difference(actual, expected)
-                                      << "\n(review, then run with RECORDER_UPDATE_GOLDEN=1)");
+      read, "missing golden file " << path << " (run with RECORDER_UPDATE_GOLDEN=1 to create it)");
+  const std::string& expected = *read;
+  BOOST_TEST(actual == expected, path.filename().string()
+                                     << " differs from its golden file at "
+                                     << first_difference(actual, expected)
+                                     << "\n(review, then run with RECORDER_UPDATE_GOLDEN=1)");
 }
 
 }  // namespace recorder::testing

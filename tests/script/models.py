@@ -6,7 +6,7 @@ Every PyTorch from 1.13 on defines them, except the ones that call ops 1.13 lack
 (`needs_torch_2`). `example_inputs(name)` gives each model's test input, drawn from a fixed seed.
 """
 import math
-from typing import List, Tuple
+from typing import List, Optional, Tuple
 
 import torch
 import torch.nn as nn
@@ -217,6 +217,37 @@ class Subscripts(nn.Module):
         m = self.mask[:t, :t]
         pos = torch.arange(t)
         return self.fc(first) + rest.sum() + m.sum() + x[0].sum() + pos.sum()
+
+
+class ScaledLinear(nn.Module):
+    """A Linear whose output is multiplied by `scale` when one is given."""
+
+    def __init__(self, d=16):
+        super().__init__()
+        self.fc = nn.Linear(d, d)
+
+    def forward(self, x, scale: Optional[torch.Tensor] = None):
+        h = self.fc(x)
+        if scale is not None:
+            h = h * scale
+        return h
+
+
+class KeywordCalls(nn.Module):
+    """Submodules called with keyword arguments only (`block(x=x, scale=x)`, `norm(input=h)`),
+    whose arguments torchinfo's forward hooks do not see, and one called by position. Input
+    [2, 5, 16]."""
+
+    def __init__(self, d=16):
+        super().__init__()
+        self.block = ScaledLinear(d)
+        self.norm = nn.LayerNorm(d)
+        self.head = nn.Linear(d, 4)
+
+    def forward(self, x):
+        h = self.block(x=x, scale=x)
+        h = self.norm(input=h)
+        return self.head(h)
 
 
 # ---- transformers as PyTorch 2.x users write them --------------------------------------------

@@ -11,6 +11,8 @@
 #include "models/resnet.hpp"
 #include "models/transformer.hpp"
 
+#include <recorder/graph/codec.hpp>
+#include <recorder/render/summary.hpp>
 #include <torch/csrc/jit/runtime/graph_executor.h>
 
 #include <algorithm>
@@ -409,6 +411,40 @@ BOOST_AUTO_TEST_CASE(shared_parameters_count_once) {
   BOOST_TEST(t.total_params == 64u);  // one 8x8 weight, registered in `a` and `b`
   BOOST_TEST(t.graph.module_of(recorder::resolve_one(t.graph, "a")).param_count == 64u);
   BOOST_TEST(t.graph.module_of(recorder::resolve_one(t.graph, "b")).param_count == 64u);
+}
+
+BOOST_AUTO_TEST_CASE(calls_with_keyword_arguments_only_show_no_input_shape_as_torchinfo) {
+  // models.KeywordCalls: `block(x=x, scale=x)` and `norm(input=h)` pass nothing by position,
+  // `head(h)` does; inside `block`, `fc(x)` does too.
+  auto m = load("keyword_calls_script.pt");
+  const auto t = Graph(eval).run(m, torch::randn({2, 5, 16}));
+  const auto keyword_only = [&](const char* path) {
+    return t.graph.node(recorder::resolve_one(t.graph, path)).keyword_only;
+  };
+  BOOST_TEST(keyword_only("block"));
+  BOOST_TEST(keyword_only("norm"));
+  BOOST_TEST(!keyword_only("head"));
+  BOOST_TEST(!keyword_only("block.fc"));
+  BOOST_TEST(!t.graph.node(t.root).keyword_only);
+  const recorder::SummaryOptions options{
+      .columns = {recorder::SummaryColumn::input_size, recorder::SummaryColumn::output_size}};
+  const auto rows = recorder::summarize(t, options).rows;
+  BOOST_REQUIRE(rows.size() == 5u);  // the model, block, block.fc, norm, head
+  BOOST_TEST(rows[1].cells[0] == "--");
+  BOOST_TEST(rows[2].cells[0] == "[2, 5, 16]");
+  BOOST_TEST(rows[3].cells[0] == "--");
+  BOOST_TEST(rows[4].cells[0] == "[2, 5, 16]");
+  // Beyond torchinfo: the tensors passed (both of block's).
+  auto shown = options;
+  shown.keyword_inputs = true;
+  shown.all_outputs = true;
+  const auto with_inputs = recorder::summarize(t, shown).rows;
+  BOOST_TEST(with_inputs[1].cells[0] == "2 x [2, 5, 16]");
+  BOOST_TEST(with_inputs[3].cells[0] == "[2, 5, 16]");
+  // The flag survives the trace's encoding (what ranks send and files keep).
+  const recorder::Trace back = recorder::decode_trace(recorder::encode_trace(t));
+  BOOST_TEST(back.graph.node(recorder::resolve_one(back.graph, "block")).keyword_only);
+  BOOST_TEST(recorder::summary(back, options) == recorder::summary(t, options));
 }
 
 BOOST_AUTO_TEST_CASE(grad_mode_and_the_legacy_executor_record_the_same_graph) {

@@ -105,8 +105,9 @@ inline std::string encode_trace(const Trace& trace) {
     const NodeId id{i};
     const Graph::Node& n = g.node(id);
     w.number(static_cast<std::uint8_t>(n.kind));
-    w.number<std::uint8_t>(
-        static_cast<std::uint8_t>((n.inplace ? 1 : 0) | (n.failed ? 2 : 0) | (n.inferred ? 4 : 0)));
+    w.number<std::uint8_t>(static_cast<std::uint8_t>((n.inplace ? 1 : 0) | (n.failed ? 2 : 0) |
+                                                     (n.inferred ? 4 : 0) |
+                                                     (n.keyword_only ? 8 : 0)));
     w.number(n.depth);
     w.number(n.parent.value);
     if (is_tensor_kind(n.kind)) {
@@ -206,7 +207,7 @@ inline Trace decode_trace(std::string_view bytes) {
   const std::size_t nodes = r.count(8);
   struct Flags {
     NodeId id;
-    bool failed, inferred;
+    bool failed, inferred, keyword_only;
   };
   std::vector<Flags> flagged;
   std::vector<std::int64_t> dims;
@@ -241,13 +242,18 @@ inline Trace decode_trace(std::string_view bytes) {
       if (g.call(id).call_index != call_index || g.call(id).depth_index != depth_index) r.fail();
       g.set_call_outputs(id, std::move(outputs));
     }
-    if ((flags & 6) != 0) flagged.push_back({id, (flags & 2) != 0, (flags & 4) != 0});
+    if ((flags & 14) != 0)
+      flagged.push_back({id, (flags & 2) != 0, (flags & 4) != 0, (flags & 8) != 0});
   }
   for (const Flags& f : flagged) {
     if (f.failed) g.set_failed(f.id);
     if (f.inferred) {
       if (g.kind(f.id) != NodeKind::module) r.fail();
       g.set_inferred(f.id);
+    }
+    if (f.keyword_only) {
+      if (g.kind(f.id) != NodeKind::module) r.fail();
+      g.set_keyword_only(f.id);
     }
   }
   for (std::size_t i = 0; i < module_count; ++i)

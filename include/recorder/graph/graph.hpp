@@ -183,6 +183,9 @@ class Graph {
     /// module call: not seen directly but inferred from the parameters its ops used (inside a
     /// plain C++ module observed with `record::AtenOps`)
     bool inferred = false;
+    /// module call: every argument was passed by keyword (`attn(query=x, key=x, value=x)` in a
+    /// scripted model's source), so torchinfo's forward hooks saw none
+    bool keyword_only = false;
     std::uint16_t depth = 0;  ///< torchview's depth: root call 0, its direct ops and children 1
     NodeId parent;            ///< the module call this node was recorded in; invalid for the root
     std::uint32_t data = 0;   ///< index into the kind's own table
@@ -394,6 +397,12 @@ class Graph {
     if (kind(call) != NodeKind::module)
       throw std::invalid_argument("recorder::Graph: not a module call");
     nodes_[call.value].inferred = true;
+  }
+  /// Marks module call `call` as called with keyword arguments only (`Node::keyword_only`).
+  void set_keyword_only(NodeId call) {
+    if (kind(call) != NodeKind::module)
+      throw std::invalid_argument("recorder::Graph: not a module call");
+    nodes_[call.value].keyword_only = true;
   }
   /// Adds tensor node `input` to the inputs of module call `call` (found after it opened).
   void add_call_input(NodeId call, NodeId input) {

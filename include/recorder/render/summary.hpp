@@ -65,6 +65,12 @@ struct SummaryTable {
 
 namespace detail::summary_impl {
 
+/// The header `sys.getsizeof` adds to a tensor's storage under PyTorch `torch_version` ("1.13",
+/// "2.13"): 56 bytes under 1.x (and for an unknown version), 64 from 2.0.
+inline std::uint64_t storage_header_bytes(std::string_view torch_version) {
+  return torch_version.empty() || torch_version.starts_with("1.") ? 56 : 64;
+}
+
 /// Python's `f"{x:,.2f}"` for a non-negative x.
 inline std::string fixed2(double x) {
   char buf[64];
@@ -291,9 +297,9 @@ inline SummaryTable summarize(const Trace& trace, const SummaryOptions& options 
   t.trainable_params = trace.trainable_params;
   t.param_bytes = trace.param_bytes;
   // Python's `sys.getsizeof` of each input's storage: its bytes and the storage object's header,
-  // 56 bytes under PyTorch 1.x (as the reference files have it). From PyTorch 2.0 torchinfo counts
-  // 8 more per input; printing that under libtorch 2.x (`Trace::torch_version`) is open.
-  constexpr std::uint64_t header = 56;
+  // 56 bytes under PyTorch 1.x and 64 from 2.0: what torchinfo prints under the PyTorch of the
+  // trace's libtorch (`Trace::torch_version`; a hand-built trace without one is taken as 1.x's).
+  const std::uint64_t header = si::storage_header_bytes(trace.torch_version);
   if (trace.root.valid() && g.node(trace.root).kind == NodeKind::module)
     for (NodeId in : g.call(trace.root).inputs)
       t.input_bytes +=
@@ -387,7 +393,10 @@ inline SummaryTable summarize(const Trace& trace, const SummaryOptions& options 
       std::string cell;
       switch (col) {
         case SummaryColumn::input_size:
-          cell = si::shape_or_dashes(g, inputs, options.all_outputs);
+          if (c.id.valid() && g.node(c.id).keyword_only && !options.keyword_inputs)
+            cell = "--";  // torchinfo's hooks saw no positional argument
+          else
+            cell = si::shape_or_dashes(g, inputs, options.all_outputs);
           break;
         case SummaryColumn::output_size:
           cell = si::shape_or_dashes(g, outputs, options.all_outputs);

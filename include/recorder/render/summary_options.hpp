@@ -77,6 +77,10 @@ struct SummaryOptions {
   /// (`[1, 100, 512], 2 x [2, 100, 512]` for an LSTM's output, h and c), not just the first.
   /// Off by default, so the table stays torchinfo's byte for byte.
   bool all_outputs = false;
+  /// Beyond torchinfo: Input Shape shows the tensors of a call made with keyword arguments only
+  /// (`attn(query=x, key=x, value=x)` in a scripted model's source), which torchinfo's forward
+  /// hooks do not see: it prints `--` there, and so does the table by default.
+  bool keyword_inputs = false;
   /// Beyond torchinfo: the times the `time`, `self_time` and `time_percent` columns show, one
   /// per module call reduced over runs (`call_times(timing)` from a `record::Timing`); a line
   /// under the table says how they were reduced. A time column without them throws

@@ -28,6 +28,7 @@
 /// instructions), where `at::RecordFunction` fired ~4.7 events per interpreter op (~0.65 us
 /// before recording anything, on a chain of tiny ops).
 
+#include <recorder/detail/call_text.hpp>
 #include <recorder/graph/graph.hpp>
 #include <recorder/observe/ops.hpp>
 
@@ -61,8 +62,10 @@ namespace recorder::detail::script {
 /// What the markers call: the recording in progress on this thread.
 class MarkerSink {
  public:
-  /// Module object `self` is called with `args` (its forward's arguments after `self`).
-  virtual void enter(const c10::IValue& self, c10::ArrayRef<const c10::IValue> args) = 0;
+  /// Module object `self` is called with `args` (its forward's arguments after `self`), all of
+  /// them by keyword when `keyword_only` (as the call site in the model's source reads).
+  virtual void enter(const c10::IValue& self, c10::ArrayRef<const c10::IValue> args,
+                     bool keyword_only) = 0;
   /// Module object `self` returns `out`; the sink may return another value in its place.
   virtual c10::IValue leave(const c10::IValue& self, c10::IValue out) = 0;
   /// Op site `site` ran: `values` are its tensor inputs, then its tensor outputs.
@@ -83,6 +86,9 @@ inline const c10::Symbol enter_symbol = c10::Symbol::fromQualString("recorder::e
 inline const c10::Symbol leave_symbol = c10::Symbol::fromQualString("recorder::leave");
 inline const c10::Symbol op_symbol = c10::Symbol::fromQualString("recorder::op");
 inline const c10::Symbol site_attribute = c10::Symbol::attr("site");
+/// The attribute of an enter marker whose call passes no argument by position (see
+/// `mark_keyword_calls`).
+inline const c10::Symbol keyword_only_attribute = c10::Symbol::attr("keyword_only");
 
 /// The view of the last `n` values of `stack`.
 inline c10::ArrayRef<const c10::IValue> last(const torch::jit::Stack& stack, std::size_t n) {
@@ -101,9 +107,10 @@ inline void register_markers() {
           "recorder::enter(...) -> ()",
           [](const Node* node) -> Operation {
             const std::size_t n = node->inputs().size();
-            return [n](Stack& stack) {
+            const bool keyword_only = node->hasAttribute(keyword_only_attribute);
+            return [n, keyword_only](Stack& stack) {
               if (MarkerSink* sink = current_sink())
-                sink->enter(stack[stack.size() - n], last(stack, n - 1));
+                sink->enter(stack[stack.size() - n], last(stack, n - 1), keyword_only);
               stack.erase(stack.end() - static_cast<std::ptrdiff_t>(n), stack.end());
             };
           },
@@ -270,6 +277,37 @@ inline torch::jit::SourceRange python_range(const torch::jit::Node& n) {
   if (!range.source()) return range;
   if (auto original = range.findSourceRangeThatGenerated()) return *original;
   return range;
+}
+
+/// Marks each enter marker of block `b` whose call passes no argument by position
+/// (`self.attn(query=x, key=x, value=x)`) with `keyword_only_attribute`: torchinfo's forward
+/// hooks see no arguments for such a call. Which call brought a bracket is in the callstack of
+/// its leave marker (inlining gives one to nodes with outputs only, so not to the enter marker
+/// it is paired with, in the same block): its last frame's range is the callee in the caller's
+/// source (`self.attn`), followed by the arguments. A file saved without its debug records, and
+/// a traced one (its calls read `forward_call(*args, **kwargs)`), has no such call.
+inline void mark_keyword_calls(torch::jit::Block& b) {
+  std::vector<torch::jit::Node*> open;
+  for (torch::jit::Node* n : b.nodes()) {
+    for (torch::jit::Block* inner : n->blocks()) mark_keyword_calls(*inner);
+    if (n->kind() == enter_symbol) open.push_back(n);
+    if (n->kind() != leave_symbol || open.empty()) continue;
+    torch::jit::Node* enter = open.back();
+    open.pop_back();
+    const auto stack = n->callstack();
+    if (!stack) continue;
+    torch::jit::InlinedCallStackPtr frame = *stack;
+    while (const auto next = frame->callee()) frame = *next;
+    torch::jit::SourceRange range = frame->source_range();
+    if (!range.source()) continue;
+    if (auto original = range.findSourceRangeThatGenerated()) range = *original;
+    const auto& source = range.source();
+    if (!source || range.end() > source->size()) continue;
+    const torch::jit::SourceRange after(source, range.end(),
+                                        std::min(source->size(), range.end() + 4096));
+    if (detail::passes_no_positional_argument(after.text().str()))
+      enter->i_(keyword_only_attribute, 1);
+  }
 }
 
 /// True when ranges `a` and `b` are the same span of the same source (a loaded file's debug
@@ -463,6 +501,7 @@ class Instrumented {
     if (graph_fn != nullptr) {
       torch::jit::Graph& g = *graph_fn->graph();
       inline_all(g);
+      mark_keyword_calls(*g.block());
       std::vector<bool> in_leaf;
       mark_ops(*g.block(), in_leaf, leaf, observe_leaves, /*group_subscripts=*/!observe_leaves,
                sites_);

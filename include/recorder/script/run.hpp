@@ -249,7 +249,8 @@ class Run final : public MarkerSink {
   // before its outputs are recorded, as `ModuleCall` does. No `ModuleCall` can live from one
   // marker to the other, and a failure is handled once for the whole forward (`fail`): the
   // interpreter rethrows a copy of the exception, not the one thrown inside a marker.
-  void enter(const c10::IValue& self, c10::ArrayRef<const c10::IValue> args) override {
+  void enter(const c10::IValue& self, c10::ArrayRef<const c10::IValue> args,
+             bool keyword_only) override {
     const c10::ivalue::Object* object = &self.toObjectRef();
     if (!frames_.empty() &&
         frames_.back().object == object) {  // a traced module's forward calling forward1
@@ -273,6 +274,7 @@ class Run final : public MarkerSink {
       f.leaf = e->leaf;
       f.module = module_id(self, *e, f.inputs);
       f.call = enter_call(session_, f.module, in, f.leaf);
+      if (keyword_only) session_.graph.set_keyword_only(f.call);
       if (display_attributes(e->class_name) == DisplayAttributes::pooling) {
         f.wants_kernel = true;
         for (const auto& [key, value] : session_.graph.module(f.module).attributes)
