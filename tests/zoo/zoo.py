@@ -94,6 +94,8 @@ ZOO = {
     # a GPT-2-style decoder: nn.MultiheadAttention with a causal mask by keyword, a tied head
     "gpt2_mha": plain(zoo_models.GPT2, ["--input-size", "2,12", "--dtype", "int64"]),
     "tiny_gpt": plain(models.TinyGPT, ["--input-size", "2,12", "--dtype", "int64"], True),
+    # heads in an nn.ModuleDict returning a Dict[str, Tensor]
+    "moduledict_heads": plain(zoo_models.MultiTaskHeads, ["--input-size", "4,16"]),
 }
 
 

@@ -1,5 +1,7 @@
 """The zoo's plain-PyTorch models (tests/zoo/zoo.py lists the zoo): written as their users write
 them, without torchvision, so every PyTorch from 1.13 on defines them."""
+from typing import Dict
+
 import torch
 import torch.nn as nn
 
@@ -126,3 +128,25 @@ class GPT2(nn.Module):
         for block in self.h:
             x = block(x, mask)
         return self.lm_head(self.ln_f(x))
+
+
+class MultiTaskHeads(nn.Module):
+    """A shared trunk and one head per task in an nn.ModuleDict, iterated in forward, returning
+    the heads' outputs as a Dict[str, Tensor] keyed by task."""
+
+    def __init__(self, features=16, width=32):
+        super().__init__()
+        self.trunk = nn.Sequential(nn.Linear(features, width), nn.ReLU(), nn.Linear(width, width),
+                                   nn.ReLU())
+        self.heads = nn.ModuleDict({
+            "label": nn.Linear(width, 5),
+            "box": nn.Sequential(nn.Linear(width, width), nn.ReLU(), nn.Linear(width, 4)),
+            "score": nn.Sequential(nn.Linear(width, 1), nn.Sigmoid()),
+        })
+
+    def forward(self, x) -> Dict[str, torch.Tensor]:
+        h = self.trunk(x)
+        out: Dict[str, torch.Tensor] = {}
+        for task, head in self.heads.items():
+            out[task] = head(h)
+        return out
