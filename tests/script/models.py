@@ -219,6 +219,20 @@ class Subscripts(nn.Module):
         return self.fc(first) + rest.sum() + m.sum() + x[0].sum() + pos.sum()
 
 
+class TensorMethods(nn.Module):
+    """What TorchScript runs otherwise than Python dispatches it: `x.to(x.device)` and `x.cpu()`
+    (ops the interpreter registers itself, not the dispatcher), `1.0 - x` (compiled to `neg` and
+    `add`) and `2.0 / x` (`reciprocal` and `mul`). Input [2, 3]."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+
+    def forward(self, x):
+        y = self.fc(x).to(x.device).cpu()
+        return 2.0 / (1.0 - y)
+
+
 # ---- transformers as PyTorch 2.x users write them --------------------------------------------
 class TextEncoder(nn.Module):
     """Token ids [batch, seq] -> Embedding -> nn.TransformerEncoder (2 post-norm layers, d_model
