@@ -192,6 +192,7 @@ torch.jit.script(TwoInputs()).save(path("two_inputs_script.pt"))
 torch.jit.script(Twice()).save(path("twice_script.pt"))
 torch.jit.script(Subscripts()).save(path("subscripts_script.pt"))
 torch.jit.script(KeywordCalls()).save(path("keyword_calls_script.pt"))
+torch.jit.script(TensorMethods()).save(path("tensor_methods_script.pt"))
 with torch.random.fork_rng():  # the files below draw from the generator as before
     torch.manual_seed(0)
     torch.jit.script(Gpt4().eval()).save(path("gpt4_script.pt"))  # the viewer's deep page

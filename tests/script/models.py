@@ -250,6 +250,20 @@ class KeywordCalls(nn.Module):
         return self.head(h)
 
 
+class TensorMethods(nn.Module):
+    """What TorchScript runs otherwise than Python dispatches it: `x.to(x.device)` and `x.cpu()`
+    (ops the interpreter registers itself, not the dispatcher), `1.0 - x` (compiled to `neg` and
+    `add`) and `2.0 / x` (`reciprocal` and `mul`). Input [2, 3]."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+
+    def forward(self, x):
+        y = self.fc(x).to(x.device).cpu()
+        return 2.0 / (1.0 - y)
+
+
 # ---- transformers as PyTorch 2.x users write them --------------------------------------------
 class TextEncoder(nn.Module):
     """Token ids [batch, seq] -> Embedding -> nn.TransformerEncoder (2 post-norm layers, d_model

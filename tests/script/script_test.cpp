@@ -355,6 +355,30 @@ BOOST_AUTO_TEST_CASE(a_subscript_is_one_getitem_unless_aten_ops_are_asked) {
              boost::test_tools::per_element());
 }
 
+// Python dispatches `x.cpu()` and `1.0 - x` as one call each, which torchview draws as one node.
+// TorchScript runs `x.to(device)` and `x.cpu()` as ops its interpreter registers itself (no
+// dispatcher op, so no `at::RecordFunction` event either), and compiles `1.0 - x` through a
+// builtin function of its own to `neg` and `add` (`2.0 / x`: `reciprocal` and `mul`). recorder
+// reports the interpreter's tensor methods as ops, and a builtin function's ops as one op named
+// by it (`sub`, `div`, as the templated front end records `1.0 - x`), each aten op under
+// record::AtenOps.
+BOOST_AUTO_TEST_CASE(tensor_methods_and_scalar_first_operators_are_one_op_each) {
+  auto m = load("tensor_methods_script.pt");
+  const auto x = torch::randn({2, 3});
+  const auto t = Graph(eval).run(m, x);
+  BOOST_TEST(functions(t) == (std::vector<std::string>{"to@", "cpu@", "sub@", "div@"}),
+             boost::test_tools::per_element());
+  const auto aten = AtenOps(eval).run(m, x);
+  BOOST_TEST(functions(aten) == (std::vector<std::string>{"linear@fc", "to@", "cpu@", "neg@",
+                                                          "add@", "reciprocal@", "mul@"}),
+             boost::test_tools::per_element());
+  // A chain: input, fc, the four ops, output.
+  const auto drawn = recorder::visible_graph(t.graph, {});
+  BOOST_TEST(drawn.nodes.size() == 7u);
+  BOOST_TEST(drawn.edges.size() == 6u);
+  BOOST_TEST(t.output.toTensor().equal(m.forward({x}).toTensor()));
+}
+
 BOOST_AUTO_TEST_CASE(every_module_path_is_exact_through_torchscripts_corners) {
   auto m = load("custom_script.pt");
   const auto x = torch::randn({2, 8});

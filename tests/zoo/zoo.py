@@ -94,6 +94,15 @@ ZOO = {
     # a GPT-2-style decoder: nn.MultiheadAttention with a causal mask by keyword, a tied head
     "gpt2_mha": plain(zoo_models.GPT2, ["--input-size", "2,12", "--dtype", "int64"]),
     "tiny_gpt": plain(models.TinyGPT, ["--input-size", "2,12", "--dtype", "int64"], True),
+    # heads in an nn.ModuleDict returning a Dict[str, Tensor]
+    "moduledict_heads": plain(zoo_models.MultiTaskHeads, ["--input-size", "4,16"]),
+    # a mixture of experts (every expert called, weighted by top-k routing), a packed BiLSTM
+    # tagger, a BERT-style encoder (hand-written layers)
+    "moe": plain(zoo_models.MixtureOfExperts, ["--input-size", "2,8,32"]),
+    "bilstm_tagger": plain(zoo_models.BiLSTMTagger, ["--input-size", "3,10", "--input-size", "3",
+                                                     "--dtype", "int64"]),
+    "bert_tokens": plain(zoo_models.Bert, ["--input-size", "2,12", "--input-size", "2,12",
+                                           "--dtype", "int64"]),
 }
 
 

@@ -53,8 +53,17 @@ struct Delta {
 ///   edges more per self-attention, 3 per cross-attention;
 /// - functional attention: torchvision's Swin computes attention in a function called with its
 ///   submodules' weights; TorchScript runs the module as a leaf, torchview draws every op;
-/// - dict: between two modules drawn closed, torchview draws an edge per tensor of a dict,
-///   recorder one.
+/// - parallel edges: torchview writes an edge per tensor between two drawn nodes (the tensors
+///   of a dict between two modules drawn closed, a PackedSequence's data and batch sizes), which
+///   Graphviz's strict graph draws as one; recorder writes one;
+/// - creation wrappers: torchview wraps torch's creation functions, and the result of
+///   `torch.zeros_like(x)` or `torch.empty_like(x)` (drawn as a node, fed by `x`) or of
+///   `torch.as_tensor(t)` (no node) gets a fresh tensor node of its own: the edge from the op
+///   (from what made `t`) to the op reading the result is missing, one per such result read.
+///   recorder draws it. `bilstm_tagger` has two parallel edges (the packed tensors into the
+///   LSTM and out of it) and, under PyTorch 1.13, two such results (`pack_padded_sequence`'s
+///   `as_tensor` of the lengths and its `empty_like`): equal counts. PyTorch 2.x's
+///   `pack_padded_sequence` converts the lengths with `.to(torch.int64)`: one edge apart.
 /// Keyed by the model and the major version of the PyTorch that saved its file (what runs is
 /// that PyTorch's code).
 const std::map<std::string, std::map<std::string, Delta>> drawn_apart = {
@@ -69,6 +78,9 @@ const std::map<std::string, std::map<std::string, Delta>> drawn_apart = {
     {"seq2seq@2", {{"inf", {14, 14}}}},
     {"gpt2_mha@1", {{"3", {4, 4}}, {"inf", {4, 4}}}},
     {"gpt2_mha@2", {{"3", {4, 4}}, {"inf", {4, 4}}}},
+    {"moe@1", {{"1", {0, -1}}, {"3", {0, -1}}, {"inf", {0, -1}}}},
+    {"moe@2", {{"1", {0, -1}}, {"3", {0, -1}}, {"inf", {0, -1}}}},
+    {"bilstm_tagger@2", {{"1", {0, 1}}, {"3", {0, 1}}, {"inf", {0, 1}}}},
 };
 
 /// Parameters two modules hold (a tied head): torchinfo 1.8.0 counts them once per module.

@@ -42,6 +42,7 @@
 #include <torch/csrc/jit/runtime/operator.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
@@ -230,14 +231,33 @@ inline bool holds_tensors(const c10::TypePtr& t) {
   return false;
 }
 
-/// True for an op the tracer records: a dispatcher op (what `at::RecordFunction` would see;
-/// not the interpreter's own list and control ops) with a tensor among its results.
+/// True when `op` is one of the `aten::` ops TorchScript's interpreter registers itself that
+/// Python calls as a tensor's method: `x.to(x.device)` (`aten::to.prim_Device`), `x.cpu()`,
+/// `x.mT`, `x[idx]` on PyTorch 2.x (`aten::index.Tensor_hacked_twin`). They take a tensor, where
+/// its list, dict and control ops (`aten::__getitem__.t`, `aten::append`) take none. Not
+/// `aten::as_tensor`: Python's `torch.as_tensor` is a creation function, which
+/// `__torch_function__` does not see (torchview neither).
+inline bool is_jit_tensor_method(const torch::jit::Operator& op, const torch::jit::Node& n) {
+  if (!n.kind().is_aten() || n.kind() == c10::Symbol::fromQualString("aten::as_tensor"))
+    return false;
+  for (const c10::Argument& a : op.schema().arguments()) {
+    c10::TypePtr t = a.type();
+    if (const auto o = t->cast<c10::OptionalType>()) t = o->getElementType();
+    if (t->kind() == c10::TypeKind::TensorType) return true;
+  }
+  return false;
+}
+
+/// True for an op the tracer records, one with a tensor among its results: a dispatcher op
+/// (what `at::RecordFunction` would see; not the interpreter's own list and control ops), or
+/// one of the interpreter's own tensor methods (`is_jit_tensor_method`), which Python
+/// dispatches like any other (torchview draws `x.cpu()`).
 inline bool is_recorded_op(const torch::jit::Node& n) {
   if (n.kind().is_prim() || n.kind() == enter_symbol || n.kind() == leave_symbol ||
       n.kind() == op_symbol)
     return false;
   const torch::jit::Operator* op = n.maybeOperator();
-  if (op == nullptr || !op->isC10Op()) return false;
+  if (op == nullptr || (!op->isC10Op() && !is_jit_tensor_method(*op, n))) return false;
   for (const torch::jit::Value* v : n.outputs())
     if (holds_tensors(v->type())) return true;
   return false;
@@ -360,6 +380,56 @@ inline bool continues_subscript(const torch::jit::Node& n) {
   return subscript_link(*user) == &n;
 }
 
+/// The name of the function of TorchScript's own builtin source that `range` lies in, or "" when
+/// `range` is in the model's source. TorchScript compiles a scalar-first operator through such
+/// functions: `1.0 - x` runs `def sub(a: float, b: Tensor): return torch.neg(b) + a`, `2.0 / x`
+/// runs `torch.reciprocal(b) * a` (`div`). That source's file name is `<string>` (or none, as
+/// a file's debug records may keep it); the model's is its Python file.
+inline std::string builtin_function_of(const torch::jit::SourceRange& range) {
+  if (!range.source() || range.end() <= range.start()) return {};
+  if (const auto& file = range.source()->filename(); file && *file != "<string>") return {};
+  const std::string text = range.source()->text_str().str();
+  if (range.start() > text.size()) return {};
+  auto def = text.rfind("def ", range.start());
+  if (def == std::string::npos || (def > 0 && text[def - 1] != '\n')) return {};
+  def += 4;
+  auto end = def;
+  while (end < text.size() &&
+         (std::isalnum(static_cast<unsigned char>(text[end])) != 0 || text[end] == '_'))
+    ++end;
+  return text.substr(def, end - def);
+}
+
+/// True when range `inner` lies within range `outer` of the same source.
+inline bool range_within(const torch::jit::SourceRange& inner,
+                         const torch::jit::SourceRange& outer) {
+  return inner.source() == outer.source() && outer.start() <= inner.start() &&
+         inner.end() <= outer.end();
+}
+
+/// The op before `n` in the builtin function of TorchScript's that both come from (`neg` for
+/// the `add` of `1.0 - x`): the producer of one of `n`'s inputs, used by `n` only, whose range
+/// lies within `n`'s in that function's source. Null otherwise.
+inline torch::jit::Node* builtin_link(const torch::jit::Node& n) {
+  const torch::jit::SourceRange range = python_range(n);
+  if (is_subscript_op(n) || builtin_function_of(range).empty()) return nullptr;
+  for (std::size_t i = 0; i < n.inputs().size(); ++i) {
+    torch::jit::Value* in = n.input(i);
+    torch::jit::Node* p = in->node();
+    if (p->owningBlock() != n.owningBlock() || in->uses().size() != 1 || p->outputs().size() != 1 ||
+        !is_recorded_op(*p) || !range_within(python_range(*p), range))
+      continue;
+    return p;
+  }
+  return nullptr;
+}
+
+/// True when `n`'s result goes on to the next op of the builtin function it comes from.
+inline bool continues_builtin(const torch::jit::Node& n) {
+  if (n.outputs().size() != 1 || n.output()->uses().size() != 1) return false;
+  return builtin_link(*n.output()->uses().front().user) == &n;
+}
+
 /// Puts an op marker after every recorded op of block `b` (see the file comment), appending
 /// their sites to `sites`. `in_leaf` says whether the innermost bracket around `b` is a leaf's.
 /// With `group_subscripts`, the ops of one subscript expression report as one op,
@@ -387,7 +457,8 @@ inline void mark_ops(torch::jit::Block& b, std::vector<bool>& in_leaf,
       mark_ops(*inner, in_leaf, leaf, observe_leaves, group_subscripts, sites);
     if (!is_recorded_op(*n)) continue;
     const bool inside_leaf = !in_leaf.empty() && in_leaf.back() && !observe_leaves;
-    if (group_subscripts && !inside_leaf && continues_subscript(*n)) continue;
+    if (group_subscripts && !inside_leaf && (continues_subscript(*n) || continues_builtin(*n)))
+      continue;
     const c10::FunctionSchema& schema = n->schema();
     std::vector<Value*> values;
     OpSite site;
@@ -409,6 +480,12 @@ inline void mark_ops(torch::jit::Block& b, std::vector<bool>& in_leaf,
       if (group_subscripts)
         while (Node* p = subscript_link(*links.back())) links.push_back(p);
       if (links.size() > 1 || (group_subscripts && is_subscript_op(*n))) site.name = "__getitem__";
+      // The ops of one of TorchScript's builtin functions (`1.0 - x`: `neg`, `add`), as one op
+      // named by the function (`sub`), as Python dispatches it (`__rsub__`).
+      if (group_subscripts && links.size() == 1) {
+        while (Node* p = builtin_link(*links.back())) links.push_back(p);
+        if (links.size() > 1) site.name = builtin_function_of(python_range(*n));
+      }
       for (auto link = links.rbegin(); link != links.rend(); ++link)
         for (Value* v : (*link)->inputs())
           if (holds_tensors(v->type()) &&
