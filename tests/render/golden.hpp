@@ -67,6 +67,13 @@ inline std::optional<std::string> read_golden(const std::filesystem::path& path)
   return std::string{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
+/// Golden file `name` of this libtorch: its `.torch2` file under libtorch 2.x when there is one.
+inline std::filesystem::path golden_path(const std::string& name) {
+  const std::filesystem::path base = golden_dir() / name;
+  const std::filesystem::path variant = torch2_variant(base);
+  return golden_torch_major() >= 2 && std::filesystem::exists(variant) ? variant : base;
+}
+
 /// Checks `actual` against golden file `name` (its `.torch2` file under libtorch 2.x when there
 /// is one), or rewrites it under RECORDER_UPDATE_GOLDEN=1: under 2.x only the `.torch2` file,
 /// written when the output differs from `name`'s and removed when it no longer does.
@@ -83,7 +90,7 @@ inline void check_golden(const std::string& name, const std::string& actual) {
     }
     return;
   }
-  const std::filesystem::path path = torch2 && std::filesystem::exists(variant) ? variant : base;
+  const std::filesystem::path path = golden_path(name);
   const std::optional<std::string> read = read_golden(path);
   BOOST_REQUIRE_MESSAGE(
       read, "missing golden file " << path << " (run with RECORDER_UPDATE_GOLDEN=1 to create it)");
